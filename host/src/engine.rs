@@ -1,0 +1,102 @@
+//! The one wasmtime [`Engine`] of a host, and the clock that interrupts guests.
+//!
+//! Every call gets a fresh instance, so instantiation must cost microseconds: the pooling
+//! allocator keeps memories, tables and fiber stacks mapped between calls, and
+//! copy-on-write memory images make a fresh linear memory nearly free.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch advances. A spinning guest notices a deadline or yields to the
+/// async runtime at this granularity, so it bounds both timeout precision and how long a
+/// guest can hold an executor thread.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Engine-wide settings; per-call limits live in [`crate::Limits`].
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Upper bound for any component's linear memory; a manifest may ask for less, never
+    /// more. Also the size of each slot of the memory pool.
+    pub max_memory: u64,
+    /// Instances that can be alive at once (calls in flight plus loads).
+    pub max_instances: u32,
+    /// Native stack a guest may use before it traps with a stack overflow.
+    pub max_wasm_stack: usize,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings { max_memory: 1 << 30, max_instances: 1000, max_wasm_stack: 1 << 20 }
+    }
+}
+
+pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(settings.max_instances)
+        .total_core_instances(settings.max_instances * 4)
+        .total_memories(settings.max_instances * 2)
+        .total_tables(settings.max_instances * 4)
+        .total_stacks(settings.max_instances)
+        .max_memory_size(usize::try_from(settings.max_memory)?)
+        // Interpreted-language guests (Python, JS) carry large function tables and
+        // instance state.
+        .table_elements(1 << 16)
+        .max_core_instance_size(16 << 20)
+        .max_component_instance_size(16 << 20)
+        // Keep a little of each slot resident so the next instance reuses warm pages
+        // instead of faulting them in again.
+        .linear_memory_keep_resident(64 << 10)
+        .table_keep_resident(16 << 10);
+
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .max_wasm_stack(settings.max_wasm_stack)
+        .async_stack_size(settings.max_wasm_stack + (1 << 20))
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .memory_init_cow(true);
+    Engine::new(&config).map_err(|e| anyhow::anyhow!("cannot configure the wasm engine: {e}"))
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] on a background thread until
+/// dropped.
+pub(crate) struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    pub fn start(engine: &Engine) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let weak = engine.weak();
+        let thread = std::thread::Builder::new()
+            .name("toolhost-epoch".into())
+            .spawn({
+                let stop = stop.clone();
+                move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(EPOCH_TICK);
+                        match weak.upgrade() {
+                            Some(engine) => engine.increment_epoch(),
+                            None => return,
+                        }
+                    }
+                }
+            })?;
+        Ok(EpochTicker { stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! Tool and namespace names.
+//!
+//! A name is lowercase ASCII words (`[a-z][a-z0-9]*`) joined by single `_` or `-`. No
+//! doubled separators means `namespace/tool` maps reversibly to `namespace__tool`, the
+//! form function-calling APIs accept (`[a-zA-Z0-9_-]{1,64}`); the length caps keep that
+//! form within 64 characters.
+
+pub const MAX_NAMESPACE_LEN: usize = 24;
+pub const MAX_TOOL_LEN: usize = 38;
+
+/// Checks a namespace or tool name; the error says what is wrong.
+pub fn validate(kind: &str, name: &str, max_len: usize) -> Result<(), String> {
+    let problem = if name.is_empty() {
+        Some("is empty".to_owned())
+    } else if name.len() > max_len {
+        Some(format!("is {} characters long; the limit is {max_len}", name.len()))
+    } else if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        Some("must start with a lowercase ASCII letter".to_owned())
+    } else if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-')) {
+        Some(format!("contains `{c}`; only a-z, 0-9, `_` and `-` are allowed"))
+    } else if name.ends_with(['_', '-']) {
+        Some("must not end with `_` or `-`".to_owned())
+    } else if name.as_bytes().windows(2).any(|w| matches!(w[0], b'_' | b'-') && matches!(w[1], b'_' | b'-')) {
+        Some("must not contain two separators in a row".to_owned())
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(format!("{kind} name `{name}` {problem}")),
+        None => Ok(()),
+    }
+}
+
+pub fn validate_namespace(name: &str) -> Result<(), String> {
+    validate("namespace", name, MAX_NAMESPACE_LEN)
+}
+
+pub fn validate_tool(name: &str) -> Result<(), String> {
+    validate("tool", name, MAX_TOOL_LEN)
+}
+
+/// `namespace/tool`.
+pub fn full_name(namespace: &str, tool: &str) -> String {
+    format!("{namespace}/{tool}")
+}
+
+/// Splits `namespace/tool`; `None` for a bare name.
+pub fn split(full_name: &str) -> Option<(&str, &str)> {
+    full_name.split_once('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_snake_and_kebab_words() {
+        for name in ["math", "word_count", "regex-find", "v2", "a1_b2-c3"] {
+            validate_tool(name).unwrap();
+        }
+    }
+
+    #[test]
+    fn refuses_names_that_would_not_map_reversibly() {
+        let cases = [
+            ("", "is empty"),
+            ("Math", "must start with a lowercase"),
+            ("2fast", "must start with a lowercase"),
+            ("a__b", "two separators"),
+            ("a_-b", "two separators"),
+            ("tail_", "must not end"),
+            ("dot.ted", "contains `.`"),
+            ("slash/ed", "contains `/`"),
+        ];
+        for (name, expected) in cases {
+            let error = validate_tool(name).unwrap_err();
+            assert!(error.contains(expected), "{name}: {error}");
+        }
+        assert!(validate_namespace(&"n".repeat(25)).unwrap_err().contains("limit is 24"));
+    }
+}

@@ -1,0 +1,264 @@
+//! The tools a host serves: discovered in layered directory roots, merged by precedence
+//! into an immutable [`Snapshot`].
+//!
+//! A root holds `<namespace>/<component>.wasm`, each with an optional `<component>.toml`
+//! manifest beside it. Roots are ordered highest first (project, org, stdlib): a tool of
+//! a higher layer shadows the same full name below it, and every shadowing is recorded.
+//! Two components of the *same* layer exporting one full name is a conflict: the
+//! component whose file name sorts first keeps the name, and the conflict is reported.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::component::{LoadedComponent, ToolDef};
+use crate::error::{CallError, LoadError, LoadErrorKind};
+use crate::names;
+
+/// One directory root and its place in the precedence order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Layer {
+    /// A short name shown to operators, e.g. `project`, `org`, `stdlib`.
+    pub name: String,
+    pub root: PathBuf,
+    /// Tools of a stdlib layer are also callable by their bare name.
+    pub stdlib: bool,
+}
+
+/// A component file found in a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    pub layer: usize,
+    pub namespace: String,
+    pub wasm: PathBuf,
+    /// `<component>.toml` beside the `.wasm`, when present.
+    pub manifest: Option<PathBuf>,
+}
+
+/// Lists the components of one root, in a deterministic order. Problems with names are
+/// returned beside the findings: a bad directory never hides the good ones.
+pub fn discover(layer_index: usize, layer: &Layer) -> (Vec<Discovered>, Vec<LoadError>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    let namespaces = match sorted_entries(&layer.root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (found, errors),
+        Err(e) => {
+            errors.push(LoadError::new(&layer.root, LoadErrorKind::Io(e.to_string())));
+            return (found, errors);
+        }
+    };
+    for namespace_dir in namespaces {
+        if !namespace_dir.is_dir() {
+            continue;
+        }
+        let Some(namespace) = namespace_dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        if namespace.starts_with('.') {
+            continue;
+        }
+        let files = match sorted_entries(&namespace_dir) {
+            Ok(files) => files,
+            Err(e) => {
+                errors.push(LoadError::new(&namespace_dir, LoadErrorKind::Io(e.to_string())));
+                continue;
+            }
+        };
+        let wasm_files: Vec<PathBuf> =
+            files.into_iter().filter(|f| f.extension().is_some_and(|e| e == "wasm") && f.is_file()).collect();
+        if wasm_files.is_empty() {
+            continue;
+        }
+        if let Err(problem) = names::validate_namespace(&namespace) {
+            errors.push(LoadError::new(&namespace_dir, LoadErrorKind::BadName(problem)));
+            continue;
+        }
+        for wasm in wasm_files {
+            let manifest = wasm.with_extension("toml");
+            let manifest = manifest.is_file().then_some(manifest);
+            found.push(Discovered { layer: layer_index, namespace: namespace.clone(), wasm, manifest });
+        }
+    }
+    (found, errors)
+}
+
+fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut entries = std::fs::read_dir(dir)?.map(|entry| entry.map(|e| e.path())).collect::<Result<Vec<_>, _>>()?;
+    entries.sort();
+    Ok(entries)
+}
+
+/// A component that was loaded, or why not.
+#[derive(Debug, Clone)]
+pub struct ComponentSlot {
+    pub layer: usize,
+    pub namespace: String,
+    pub path: PathBuf,
+    pub state: Result<Arc<LoadedComponent>, LoadError>,
+}
+
+/// A tool as served: which component answers it, from which layer, and what it hides.
+#[derive(Debug, Clone)]
+pub struct ToolEntry {
+    pub full_name: String,
+    pub namespace: String,
+    pub component: Arc<LoadedComponent>,
+    /// Index of the tool in `component.tools`.
+    pub index: usize,
+    pub layer: usize,
+    /// Components of lower layers whose tool of the same full name this one shadows.
+    pub overrides: Vec<Overridden>,
+}
+
+impl ToolEntry {
+    pub fn def(&self) -> &ToolDef {
+        &self.component.tools[self.index]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Overridden {
+    pub layer: String,
+    pub path: PathBuf,
+    pub hash: String,
+}
+
+/// Two components of one layer export the same full name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Conflict {
+    pub full_name: String,
+    pub layer: String,
+    /// The component that serves the name (its file name sorts first).
+    pub kept: PathBuf,
+    pub ignored: PathBuf,
+}
+
+/// An immutable view of everything served. Calls hold an `Arc` to the snapshot they
+/// started on, so a reload never changes a call midway.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub layers: Vec<Layer>,
+    pub tools: BTreeMap<String, ToolEntry>,
+    /// Bare names of stdlib tools, to full names. Names exported by two stdlib
+    /// namespaces are ambiguous and left out.
+    pub bare_names: HashMap<String, String>,
+    pub components: Vec<ComponentSlot>,
+    pub conflicts: Vec<Conflict>,
+    /// Problems found while discovering (bad names, unreadable directories).
+    pub discovery_errors: Vec<LoadError>,
+}
+
+impl Snapshot {
+    /// Merges loaded components, given in layer order (highest first) and file order.
+    pub fn build(layers: Vec<Layer>, components: Vec<ComponentSlot>, discovery_errors: Vec<LoadError>) -> Snapshot {
+        let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
+        let mut conflicts = Vec::new();
+        for slot in &components {
+            let Ok(component) = &slot.state else { continue };
+            for (index, def) in component.tools.iter().enumerate() {
+                let full_name = names::full_name(&slot.namespace, &def.name);
+                match tools.get_mut(&full_name) {
+                    None => {
+                        tools.insert(
+                            full_name.clone(),
+                            ToolEntry {
+                                full_name,
+                                namespace: slot.namespace.clone(),
+                                component: component.clone(),
+                                index,
+                                layer: slot.layer,
+                                overrides: Vec::new(),
+                            },
+                        );
+                    }
+                    Some(winner) if winner.layer == slot.layer => conflicts.push(Conflict {
+                        full_name,
+                        layer: layers[slot.layer].name.clone(),
+                        kept: winner.component.path.clone(),
+                        ignored: component.path.clone(),
+                    }),
+                    Some(winner) => winner.overrides.push(Overridden {
+                        layer: layers[slot.layer].name.clone(),
+                        path: component.path.clone(),
+                        hash: component.hash.clone(),
+                    }),
+                }
+            }
+        }
+
+        let mut bare_names: HashMap<String, String> = HashMap::new();
+        let mut ambiguous: Vec<String> = Vec::new();
+        for slot in components.iter().filter(|slot| layers[slot.layer].stdlib) {
+            let Ok(component) = &slot.state else { continue };
+            for def in &component.tools {
+                let full_name = names::full_name(&slot.namespace, &def.name);
+                match bare_names.get(&def.name) {
+                    Some(existing) if *existing != full_name => ambiguous.push(def.name.clone()),
+                    _ => {
+                        bare_names.insert(def.name.clone(), full_name);
+                    }
+                }
+            }
+        }
+        for name in ambiguous {
+            bare_names.remove(&name);
+        }
+
+        for entry in tools.values().filter(|entry| !entry.overrides.is_empty()) {
+            for overridden in &entry.overrides {
+                tracing::warn!(
+                    tool = %entry.full_name,
+                    layer = %layers[entry.layer].name,
+                    path = %entry.component.path.display(),
+                    shadows = %overridden.path.display(),
+                    shadowed_layer = %overridden.layer,
+                    "tool shadows a lower layer's tool of the same name"
+                );
+            }
+        }
+        for conflict in &conflicts {
+            tracing::warn!(
+                tool = %conflict.full_name,
+                layer = %conflict.layer,
+                kept = %conflict.kept.display(),
+                ignored = %conflict.ignored.display(),
+                "two components of one layer export the same tool; the first file by name keeps it"
+            );
+        }
+        Snapshot { layers, tools, bare_names, components, conflicts, discovery_errors }
+    }
+
+    /// Finds a tool by full name, or by bare name for the stdlib layer.
+    pub fn resolve(&self, name: &str) -> Result<&ToolEntry, CallError> {
+        if let Some(entry) = self.tools.get(name) {
+            return Ok(entry);
+        }
+        if let Some(entry) = self.bare_names.get(name).and_then(|full| self.tools.get(full)) {
+            return Ok(entry);
+        }
+        Err(CallError::NotFound { name: name.to_owned(), suggestions: self.close_matches(name) })
+    }
+
+    /// Up to three served names close to `name`, best first.
+    pub fn close_matches(&self, name: &str) -> Vec<String> {
+        let wanted_tool = names::split(name).map_or(name, |(_, tool)| tool);
+        let mut scored: Vec<(f64, &String)> = self
+            .tools
+            .keys()
+            .map(|candidate| {
+                let candidate_tool = names::split(candidate).map_or(candidate.as_str(), |(_, tool)| tool);
+                let score = strsim::jaro_winkler(name, candidate).max(strsim::jaro_winkler(wanted_tool, candidate_tool));
+                (score, candidate)
+            })
+            .filter(|(score, _)| *score >= 0.8)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.into_iter().take(3).map(|(_, name)| name.clone()).collect()
+    }
+
+    /// Every load error of this snapshot: discovery problems and failed components.
+    pub fn load_errors(&self) -> impl Iterator<Item = &LoadError> {
+        self.discovery_errors.iter().chain(self.components.iter().filter_map(|slot| slot.state.as_ref().err()))
+    }
+}

@@ -1,0 +1,212 @@
+//! One fresh sandbox per guest call: a new `Store` with the call's limits, a WASI context
+//! holding exactly the component's grants, and an instance from the cached `InstancePre`.
+//!
+//! Everything a call can consume is bounded here: fuel (instructions), linear memory and
+//! tables (through [`CallLimiter`]), wall-clock time (epoch deadline plus an async
+//! timeout for time spent blocked in host calls), and captured output.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::contract::{self, GuestToolError, GuestToolInfo, LogLevel, Plugin, PluginPre};
+use crate::error::CallError;
+use crate::grants::Grants;
+use crate::guest_output::{CapturedOutput, OutputSink, level_name};
+use crate::limits::Limits;
+
+/// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
+/// spinning in wasm is stopped by its own deadline (a clean trap) and the backstop only
+/// catches guests blocked in a host call.
+const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
+
+/// The data of one call's `Store`.
+pub(crate) struct SandboxState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: CallLimiter,
+    output: OutputSink,
+    grants: Arc<Grants>,
+    /// `namespace/tool` (or the file, while listing tools), for log lines.
+    label: Arc<str>,
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl contract::toolhost::tool::types::Host for SandboxState {}
+
+impl contract::toolhost::tool::host::Host for SandboxState {
+    fn log(&mut self, level: LogLevel, message: String) {
+        if self.output.log(level, &message) {
+            tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{message}");
+        }
+    }
+
+    fn config(&mut self, key: String) -> Option<String> {
+        self.grants.config.get(&key).cloned()
+    }
+}
+
+/// Links everything a guest may import. What a call can actually *do* through these
+/// imports is decided per call by its [`WasiCtx`], which starts empty.
+pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<SandboxState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(linker)
+}
+
+/// Memory and table growth bounded per call. Remembers a refusal, because a guest
+/// whose allocation fails usually aborts with a generic trap, and the caller deserves to
+/// hear "memory limit", not "unreachable".
+pub(crate) struct CallLimiter {
+    memory_limit: u64,
+    memory_in_use: u64,
+    table_elements_limit: usize,
+    pub memory_refused: bool,
+}
+
+impl CallLimiter {
+    fn new(memory_limit: u64) -> Self {
+        CallLimiter { memory_limit, memory_in_use: 0, table_elements_limit: 1 << 16, memory_refused: false }
+    }
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let growth = (desired - current) as u64;
+        if self.memory_in_use + growth > self.memory_limit {
+            self.memory_refused = true;
+            return Ok(false);
+        }
+        self.memory_in_use += growth;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= self.table_elements_limit)
+    }
+}
+
+/// What to run inside the sandbox.
+pub(crate) enum Operation<'a> {
+    ListTools,
+    Call { tool: &'a str, input: &'a str },
+}
+
+pub(crate) enum Returned {
+    Tools(Vec<GuestToolInfo>),
+    Call(Result<String, GuestToolError>),
+}
+
+/// The outcome of one sandboxed run, with what it consumed.
+pub(crate) struct Run {
+    pub result: Result<Returned, CallError>,
+    pub fuel_consumed: u64,
+    pub output: CapturedOutput,
+}
+
+/// Instantiates the component in a fresh store and runs one operation.
+pub(crate) async fn run(
+    engine: &Engine,
+    pre: &PluginPre<SandboxState>,
+    label: Arc<str>,
+    limits: &Limits,
+    grants: Arc<Grants>,
+    operation: Operation<'_>,
+) -> Run {
+    let output = OutputSink::new(limits.max_log);
+    let wasi = match build_wasi(&grants, &output) {
+        Ok(wasi) => wasi,
+        Err(message) => {
+            return Run {
+                result: Err(CallError::Host { tool: label.to_string(), message }),
+                fuel_consumed: 0,
+                output: output.take(),
+            };
+        }
+    };
+    let state = SandboxState {
+        wasi,
+        table: ResourceTable::new(),
+        limiter: CallLimiter::new(limits.memory),
+        output: output.clone(),
+        grants,
+        label: label.clone(),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    // Cannot fail: fuel is enabled on every engine this crate builds.
+    let _ = store.set_fuel(limits.fuel);
+    let deadline = Instant::now() + limits.timeout;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            Err(Trap::Interrupt.into())
+        } else {
+            // Give the executor thread back at every tick, so a spinning guest never
+            // starves other tasks.
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+
+    let guest = async {
+        let plugin = pre.instantiate_async(&mut store).await?;
+        let toolbox = plugin.toolhost_tool_toolbox();
+        match operation {
+            Operation::ListTools => toolbox.call_list_tools(&mut store).await.map(Returned::Tools),
+            Operation::Call { tool, input } => toolbox.call_call(&mut store, tool, input).await.map(Returned::Call),
+        }
+    };
+    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, guest).await;
+
+    let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+    let result = match outcome {
+        Ok(Ok(returned)) => Ok(returned),
+        Ok(Err(error)) => Err(classify(error, store.data(), limits)),
+        Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
+    };
+    Run { result, fuel_consumed, output: output.take() }
+}
+
+fn build_wasi(grants: &Grants, output: &OutputSink) -> Result<WasiCtx, String> {
+    let mut builder = WasiCtxBuilder::new();
+    builder.stdout(output.stdout()).stderr(output.stderr());
+    for (name, value) in &grants.env {
+        builder.env(name, value);
+    }
+    grants.apply_files(&mut builder)?;
+    Ok(builder.build())
+}
+
+/// Turns a wasmtime error from instantiation or the call into the caller's terms.
+fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> CallError {
+    let tool = state.label.to_string();
+    if state.limiter.memory_refused {
+        return CallError::MemoryLimit { tool, limit: limits.memory };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CallError::OutOfFuel { tool, limit: limits.fuel },
+        Some(Trap::Interrupt) => CallError::Timeout { tool, limit: limits.timeout },
+        trap => {
+            let backtrace = error.downcast_ref::<wasmtime::WasmBacktrace>().map(|bt| bt.to_string()).unwrap_or_default();
+            let mut message = match trap {
+                Some(trap) => trap.to_string(),
+                None => format!("{error:#}"),
+            };
+            // A Rust guest prints its panic message to stderr before it aborts.
+            let stderr = state.output.stderr_tail(2048);
+            if !stderr.is_empty() {
+                message.push_str(&format!(" (guest stderr: {stderr})"));
+            }
+            CallError::Trap { tool, message, backtrace }
+        }
+    }
+}

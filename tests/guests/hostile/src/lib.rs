@@ -1,0 +1,162 @@
+//! Each tool misbehaves in one way; the suite asserts the exact error the host reports
+//! and that the host keeps serving afterwards.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolhost_guest::{ToolError, toolbox};
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Size {
+    bytes: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Message {
+    message: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Path {
+    path: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Write {
+    path: String,
+    contents: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Name {
+    name: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Small {
+    #[schemars(range(min = 0, max = 10))]
+    value: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Text {
+    text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Found {
+    value: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Done {}
+
+toolbox! {
+    /// Returns its input unchanged: the well-behaved control.
+    fn echo(input: Value) -> Result<Value, ToolError> {
+        Ok(input)
+    }
+
+    /// Declares an output between 0 and 10, then returns 99.
+    fn bad_output(_input: Nothing) -> Result<Small, ToolError> {
+        Ok(Small { value: 99 })
+    }
+
+    /// Panics with the given message.
+    fn panic(input: Message) -> Result<Done, ToolError> {
+        panic!("{}", input.message)
+    }
+
+    /// Fails with the given message, the polite way.
+    fn fail(input: Message) -> Result<Done, ToolError> {
+        Err(ToolError::Failed(input.message))
+    }
+
+    /// Executes an `unreachable` instruction.
+    fn trap(_input: Nothing) -> Result<Done, ToolError> {
+        std::process::abort()
+    }
+
+    /// Loops forever.
+    fn spin(_input: Nothing) -> Result<Done, ToolError> {
+        let mut counter: u64 = 0;
+        loop {
+            counter = std::hint::black_box(counter.wrapping_add(1));
+        }
+    }
+
+    /// Allocates memory in 1 MiB steps until it can't, keeping all of it.
+    fn memory_bomb(_input: Nothing) -> Result<Done, ToolError> {
+        let mut hoard: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let mut chunk = vec![0u8; 1 << 20];
+            chunk[0] = 1;
+            hoard.push(std::hint::black_box(chunk));
+        }
+    }
+
+    /// Recurses without end.
+    fn recurse(input: Nothing) -> Result<Done, ToolError> {
+        fn deeper(depth: u64, pad: [u64; 16]) -> u64 {
+            std::hint::black_box(pad);
+            deeper(depth + 1, pad) + 1
+        }
+        let _ = input;
+        let _ = deeper(0, [0; 16]);
+        Ok(Done {})
+    }
+
+    /// Returns a string of the requested size.
+    fn huge_output(input: Size) -> Result<Text, ToolError> {
+        Ok(Text { text: "x".repeat(input.bytes as usize) })
+    }
+
+    /// Writes the requested number of bytes to stdout, stderr and the host log.
+    fn log_flood(input: Size) -> Result<Done, ToolError> {
+        let line = "flood ".repeat(1024);
+        let mut written = 0;
+        while written < input.bytes {
+            println!("{line}");
+            eprintln!("{line}");
+            toolhost_guest::log::info(&line);
+            written += 3 * line.len() as u64;
+        }
+        Ok(Done {})
+    }
+
+    /// Reads a file and returns its text.
+    fn read_file(input: Path) -> Result<Text, ToolError> {
+        std::fs::read_to_string(&input.path).map(|text| Text { text }).map_err(ToolError::failed)
+    }
+
+    /// Writes a file.
+    fn write_file(input: Write) -> Result<Done, ToolError> {
+        std::fs::write(&input.path, input.contents).map(|_| Done {}).map_err(ToolError::failed)
+    }
+
+    /// Lists a directory.
+    fn list_dir(input: Path) -> Result<Value, ToolError> {
+        let entries = std::fs::read_dir(&input.path).map_err(ToolError::failed)?;
+        let mut names: Vec<String> = entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        Ok(Value::from(names))
+    }
+
+    /// Reads an environment variable.
+    fn env_var(input: Name) -> Result<Found, ToolError> {
+        Ok(Found { value: std::env::var(&input.name).ok() })
+    }
+
+    /// Reads a configuration value granted by the operator.
+    fn config(input: Name) -> Result<Found, ToolError> {
+        Ok(Found { value: toolhost_guest::config(&input.name) })
+    }
+}
