@@ -146,12 +146,7 @@ where
 /// Joins `///` lines the way rustdoc does: one leading space dropped per line, and the
 /// whole trimmed.
 fn description_from_doc(doc: &str) -> String {
-    doc.lines()
-        .map(|line| line.strip_prefix(' ').unwrap_or(line))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .trim()
-        .to_owned()
+    doc.lines().map(|line| line.strip_prefix(' ').unwrap_or(line)).collect::<Vec<_>>().join("\n").trim().to_owned()
 }
 
 /// Declares the tools of this component and exports them.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{Component, Linker};
 use wasmtime::Engine;
+use wasmtime::component::{Component, Linker};
 
 use crate::contract::{self, ContractCheck, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};

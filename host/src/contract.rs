@@ -4,8 +4,8 @@
 //! frozen beside this one, bound in a module of its own, and converted into the latest
 //! types here; older components keep loading.
 
-use wasmtime::component::Component;
 use wasmtime::Engine;
+use wasmtime::component::Component;
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -13,8 +13,8 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
+pub use self::toolhost::tool::host::LogLevel;
 pub use exports::toolhost::tool::toolbox::{ToolError as GuestToolError, ToolInfo as GuestToolInfo};
-pub use toolhost::tool::host::LogLevel;
 
 /// The contract's package name.
 pub const PACKAGE: &str = "toolhost:tool";

@@ -4,8 +4,8 @@
 //! allocator keeps memories, tables and fiber stacks mapped between calls, and
 //! copy-on-write memory images make a fresh linear memory nearly free.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -29,23 +29,21 @@ pub struct EngineSettings {
 
 impl Default for EngineSettings {
     fn default() -> Self {
-        EngineSettings { max_memory: 1 << 30, max_instances: 1000, max_wasm_stack: 1 << 20 }
+        EngineSettings { max_memory: 1 << 30, max_instances: 256, max_wasm_stack: 1 << 20 }
     }
 }
 
 pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(settings.max_instances)
-        .total_core_instances(settings.max_instances * 4)
+        // Components built from interpreted languages hold many core instances each.
+        .total_core_instances(settings.max_instances * 8)
         .total_memories(settings.max_instances * 2)
-        .total_tables(settings.max_instances * 4)
+        .total_tables(settings.max_instances * 8)
         .total_stacks(settings.max_instances)
         .max_memory_size(usize::try_from(settings.max_memory)?)
-        // Interpreted-language guests (Python, JS) carry large function tables and
-        // instance state.
+        // Interpreted-language guests (Python, JS) carry large function tables.
         .table_elements(1 << 16)
-        .max_core_instance_size(16 << 20)
-        .max_component_instance_size(16 << 20)
         // Keep a little of each slot resident so the next instance reuses warm pages
         // instead of faulting them in again.
         .linear_memory_keep_resident(64 << 10)
@@ -74,20 +72,18 @@ impl EpochTicker {
     pub fn start(engine: &Engine) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let weak = engine.weak();
-        let thread = std::thread::Builder::new()
-            .name("toolhost-epoch".into())
-            .spawn({
-                let stop = stop.clone();
-                move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(EPOCH_TICK);
-                        match weak.upgrade() {
-                            Some(engine) => engine.increment_epoch(),
-                            None => return,
-                        }
+        let thread = std::thread::Builder::new().name("toolhost-epoch".into()).spawn({
+            let stop = stop.clone();
+            move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    match weak.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => return,
                     }
                 }
-            })?;
+            }
+        })?;
         Ok(EpochTicker { stop, thread: Some(thread) })
     }
 }

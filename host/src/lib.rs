@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
-use wasmtime::component::Linker;
 use wasmtime::Engine;
+use wasmtime::component::Linker;
 
 pub use crate::component::{LoadedComponent, ToolDef};
 pub use crate::engine::EngineSettings;
@@ -246,7 +246,10 @@ impl ToolHost {
                 return Err(CallError::Failed { tool: tool(), message });
             }
             Returned::Tools(_) => {
-                return Err(CallError::Host { tool: tool(), message: "the guest answered a call with a tool list".into() });
+                return Err(CallError::Host {
+                    tool: tool(),
+                    message: "the guest answered a call with a tool list".into(),
+                });
             }
         };
         report.output_bytes = text.len() as u64;

@@ -16,7 +16,9 @@ pub fn validate(kind: &str, name: &str, max_len: usize) -> Result<(), String> {
         Some(format!("is {} characters long; the limit is {max_len}", name.len()))
     } else if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         Some("must start with a lowercase ASCII letter".to_owned())
-    } else if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-')) {
+    } else if let Some(c) =
+        name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-'))
+    {
         Some(format!("contains `{c}`; only a-z, 0-9, `_` and `-` are allowed"))
     } else if name.ends_with(['_', '-']) {
         Some("must not end with `_` or `-`".to_owned())

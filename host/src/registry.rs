@@ -248,7 +248,8 @@ impl Snapshot {
             .keys()
             .map(|candidate| {
                 let candidate_tool = names::split(candidate).map_or(candidate.as_str(), |(_, tool)| tool);
-                let score = strsim::jaro_winkler(name, candidate).max(strsim::jaro_winkler(wanted_tool, candidate_tool));
+                let score =
+                    strsim::jaro_winkler(name, candidate).max(strsim::jaro_winkler(wanted_tool, candidate_tool));
                 (score, candidate)
             })
             .filter(|(score, _)| *score >= 0.8)

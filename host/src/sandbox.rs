@@ -196,13 +196,16 @@ fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> Ca
         Some(Trap::OutOfFuel) => CallError::OutOfFuel { tool, limit: limits.fuel },
         Some(Trap::Interrupt) => CallError::Timeout { tool, limit: limits.timeout },
         trap => {
-            let backtrace = error.downcast_ref::<wasmtime::WasmBacktrace>().map(|bt| bt.to_string()).unwrap_or_default();
+            let backtrace =
+                error.downcast_ref::<wasmtime::WasmBacktrace>().map(|bt| bt.to_string()).unwrap_or_default();
             let mut message = match trap {
                 Some(trap) => trap.to_string(),
                 None => format!("{error:#}"),
             };
-            // A Rust guest prints its panic message to stderr before it aborts.
+            // A Rust guest prints its panic message to stderr before it aborts. Kept on
+            // one line, so that the error is one line.
             let stderr = state.output.stderr_tail(2048);
+            let stderr = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ");
             if !stderr.is_empty() {
                 message.push_str(&format!(" (guest stderr: {stderr})"));
             }

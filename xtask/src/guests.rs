@@ -9,10 +9,8 @@ pub const WASM_TARGET: &str = "wasm32-wasip2";
 /// Installs the `wasm32-wasip2` standard library through rustup when it is missing.
 pub fn ensure_wasm_target() -> Result<(), String> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let sysroot = Command::new(&rustc)
-        .args(["--print", "sysroot"])
-        .output()
-        .map_err(|e| format!("cannot run {rustc}: {e}"))?;
+    let sysroot =
+        Command::new(&rustc).args(["--print", "sysroot"]).output().map_err(|e| format!("cannot run {rustc}: {e}"))?;
     let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
     if sysroot.join("lib/rustlib").join(WASM_TARGET).exists() {
         return Ok(());
@@ -40,7 +38,9 @@ pub fn build_workspace(manifest: &Path, target_dir: &Path) -> Result<PathBuf, St
         .arg(target_dir);
     // Flags and settings meant for the outer (native) build must not leak into the
     // guest build.
-    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER"] {
+    for var in
+        ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER"]
+    {
         command.env_remove(var);
     }
     let status = command.status().map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -50,6 +50,7 @@ pub fn build_workspace(manifest: &Path, target_dir: &Path) -> Result<PathBuf, St
     Ok(target_dir.join(WASM_TARGET).join("release"))
 }
 
+#[allow(dead_code)] // used by xtask, not by the test build script
 /// Copies a built component into a tools directory as `<namespace>/<name>.wasm`.
 pub fn install(built: &Path, crate_name: &str, tools_dir: &Path, namespace: &str) -> Result<PathBuf, String> {
     let source = built.join(format!("{}.wasm", crate_name.replace('-', "_")));

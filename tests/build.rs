@@ -1,0 +1,35 @@
+//! Builds every guest the tests use from source, for `wasm32-wasip2`: the example tools
+//! and the test guests. The components land in `<target>/guests/` and their directory
+//! reaches the tests as `TOOLHOST_GUEST_DIR`.
+
+use std::path::{Path, PathBuf};
+
+#[path = "../xtask/src/guests.rs"]
+mod guests;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace root").to_owned();
+    for watched in ["example-tools", "tests/guests", "guest-sdk", "wit", "xtask/src/guests.rs"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    let target_dir = guest_target_dir();
+    let fail = |message: String| -> ! {
+        println!("cargo:warning={message}");
+        std::process::exit(1)
+    };
+    guests::ensure_wasm_target().unwrap_or_else(|e| fail(e));
+    let mut built = PathBuf::new();
+    for workspace in ["example-tools/Cargo.toml", "tests/guests/Cargo.toml"] {
+        built = guests::build_workspace(&root.join(workspace), &target_dir).unwrap_or_else(|e| fail(e));
+    }
+    println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", built.display());
+}
+
+/// `<target>/guests`, found from OUT_DIR (`<target>/<profile>/build/<pkg>/out`), so the
+/// guests share the host build's target directory wherever it is.
+fn guest_target_dir() -> PathBuf {
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let build = out_dir.ancestors().find(|dir| dir.file_name().is_some_and(|name| name == "build"));
+    let target = build.and_then(Path::parent).and_then(Path::parent);
+    target.map(|t| t.join("guests")).unwrap_or_else(|| out_dir.join("guests"))
+}

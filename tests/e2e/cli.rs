@@ -1,0 +1,133 @@
+//! The `toolhost` command line: JSON on stdout, one line on stderr and a distinct exit
+//! code per error kind.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use toolhost_tests::{ToolsDir, component, toolhost_bin};
+
+fn toolhost(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(toolhost_bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run toolhost");
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        pipe.write_all(text.as_bytes()).unwrap();
+    }
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+fn stderr_line(output: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line on stderr: {stderr}");
+    stderr.trim_end().to_owned()
+}
+
+#[test]
+fn list_shows_every_tool_with_its_origin() {
+    let tools = ToolsDir::with_examples();
+    let output = toolhost(&["list", tools.path().to_str().unwrap()], None);
+    assert!(output.status.success());
+    let listing = stdout_json(&output);
+    let names: Vec<&str> = listing["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "json/get",
+            "json/merge",
+            "json/patch",
+            "math/add",
+            "math/divide",
+            "math/evaluate",
+            "text/regex_find",
+            "text/slugify",
+            "text/word_count"
+        ]
+    );
+    let add = &listing["tools"][3];
+    assert_eq!(add["description"], "Adds a list of numbers and returns their sum.");
+    assert!(add["file"].as_str().unwrap().ends_with("math/math.wasm"));
+    assert_eq!(add["hash"].as_str().unwrap().len(), 64);
+    assert_eq!(listing["errors"], json!([]));
+}
+
+#[test]
+fn inspect_shows_tools_schemas_and_imports() {
+    let output = toolhost(&["inspect", component("math").to_str().unwrap()], None);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let inspection = stdout_json(&output);
+    assert_eq!(inspection["contract"], "toolhost:tool@0.1.0");
+    let imports: Vec<&str> = inspection["imports"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
+    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.0")), "{imports:?}");
+    assert!(imports.iter().any(|i| i.starts_with("wasi:cli/")), "{imports:?}");
+    let evaluate = inspection["tools"].as_array().unwrap().iter().find(|t| t["name"] == "evaluate").unwrap();
+    assert_eq!(evaluate["input_schema"]["required"], json!(["expression"]));
+    assert_eq!(evaluate["input_schema"]["additionalProperties"], json!(false));
+    assert!(inspection["size_bytes"].as_u64().unwrap() > 1000);
+}
+
+#[test]
+fn call_prints_the_output_as_json() {
+    let tools = ToolsDir::with_examples();
+    let dir = tools.path().to_str().unwrap();
+    let output = toolhost(&["call", dir, "math/add", "--input", r#"{"numbers":[0.5,0.25]}"#], None);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(stdout_json(&output), json!({ "value": 0.75 }));
+
+    let from_stdin = toolhost(&["call", dir, "text/slugify"], Some(r#"{"text":"Hello, World"}"#));
+    assert_eq!(stdout_json(&from_stdin), json!({ "slug": "hello-world" }));
+}
+
+#[test]
+fn each_error_kind_has_its_own_exit_code_and_one_line() {
+    let tools = ToolsDir::with_examples();
+    tools.install("hostile", "hostile", "hostile");
+    let dir = tools.path().to_str().unwrap();
+    let cases: [(&[&str], Option<&str>, i32, &str); 7] = [
+        (
+            &["call", dir, "math/add", "--input", "{not json"],
+            None,
+            5,
+            "error[input_invalid]: invalid input for `math/add`: at (root): input is not JSON",
+        ),
+        (&["call", dir, "math/add", "--input", r#"{"numbers":"x"}"#], None, 5, "error[input_invalid]"),
+        (&["call", dir, "math/ad", "--input", "{}"], None, 3, "did you mean `math/add`"),
+        (&["call", dir, "hostile/bad_output", "--input", "{}"], None, 6, "error[output_invalid]"),
+        (
+            &["call", dir, "hostile/fail", "--input", r#"{"message":"no"}"#],
+            None,
+            7,
+            "error[failed]: `hostile/fail` failed: no",
+        ),
+        (&["call", dir, "hostile/panic", "--input", r#"{"message":"boom"}"#], None, 8, "error[trap]"),
+        (&["inspect", dir], None, 14, "error[load]"),
+    ];
+    for (args, stdin, code, expected) in cases {
+        let output = toolhost(args, stdin);
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let line = stderr_line(&output);
+        assert!(line.contains(expected), "{args:?}: {line}");
+        assert!(output.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+}
+
+#[test]
+fn help_lists_the_commands_and_exit_codes() {
+    let output = toolhost(&["--help"], None);
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for expected in ["list", "inspect", "call", "Exit codes", "5 invalid input"] {
+        assert!(help.contains(expected), "missing {expected:?} in:\n{help}");
+    }
+}

@@ -1,0 +1,6 @@
+//! End-to-end tests of toolhost: components built from source in this test run, loaded
+//! from real directories, driven through the library and the CLI. One file per feature.
+
+mod calls;
+mod cli;
+mod load_errors;
