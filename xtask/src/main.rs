@@ -1,1 +1,231 @@
-fn main() {}
+//! The project's everyday commands, runnable on a machine with only Rust installed:
+//!
+//! - `cargo xtask demo`: builds the example tools, installs them in a tools directory
+//!   and drives the `toolhost` CLI through listing, inspecting and calling them.
+//! - `cargo xtask test`: installs what the tests need, then runs the whole suite.
+//! - `cargo xtask lint`: rustfmt and clippy over every workspace, warnings denied.
+//! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
+//! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
+
+mod guests;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const EXAMPLES: &[&str] = &["math", "text", "json"];
+/// Workspaces of guests, built for wasm32-wasip2.
+const GUEST_WORKSPACES: &[&str] = &["example-tools/Cargo.toml", "tests/guests/Cargo.toml"];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("demo") => demo(),
+        Some("test") => test(&args[1..]),
+        Some("lint") => lint(),
+        Some("bench") => bench(&args[1..]),
+        Some("install-examples") => match args.get(1) {
+            Some(dir) => install_examples(Path::new(dir)).map(|_| ()),
+            None => Err("usage: cargo xtask install-examples DIR".into()),
+        },
+        _ => Err("usage: cargo xtask <demo | test | lint | bench | install-examples DIR>".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace root").to_owned()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
+}
+
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(root());
+    command
+}
+
+fn run(mut command: Command) -> Result<(), String> {
+    let status = command.status().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{command:?} failed ({status})")) }
+}
+
+fn install_examples(dir: &Path) -> Result<PathBuf, String> {
+    guests::ensure_wasm_target()?;
+    let built = guests::build_workspace(&root().join("example-tools/Cargo.toml"), &target_dir().join("guests"))?;
+    for name in EXAMPLES {
+        let installed = guests::install(&built, name, dir, name)?;
+        println!("installed {}", installed.display());
+    }
+    Ok(dir.to_owned())
+}
+
+fn demo() -> Result<(), String> {
+    let tools = install_examples(&target_dir().join("demo-tools"))?;
+    let mut build = cargo();
+    build.args(["build", "--release", "--quiet", "-p", "toolhost", "--bin", "toolhost"]);
+    run(build)?;
+    let toolhost = target_dir().join("release").join(format!("toolhost{}", std::env::consts::EXE_SUFFIX));
+    let tools = tools.to_str().ok_or("the tools path is not UTF-8")?;
+    let math = format!("{tools}/math/math.wasm");
+    let steps: &[(&str, Vec<&str>)] = &[
+        ("List every tool of the directory", vec!["list", tools]),
+        ("Inspect a component: its tools, schemas and imports", vec!["inspect", &math]),
+        (
+            "Exact arithmetic",
+            vec!["call", tools, "math/evaluate", "--input", r#"{"expression": "2 * (3 + 4) ^ 2 / sqrt(16)"}"#],
+        ),
+        (
+            "A URL slug",
+            vec!["call", tools, "text/slugify", "--input", r#"{"text": "Crème brûlée: the definitive guide"}"#],
+        ),
+        (
+            "Regex matches with capture groups",
+            vec![
+                "call",
+                tools,
+                "text/regex_find",
+                "--input",
+                r#"{"pattern": "(\\w+)@(\\w+\\.\\w+)", "text": "ada@example.org, alan@test.net"}"#,
+            ],
+        ),
+        (
+            "A JSON Patch",
+            vec![
+                "call",
+                tools,
+                "json/patch",
+                "--input",
+                r#"{"document": {"name": "toolhost"}, "patch": [{"op": "add", "path": "/tags", "value": ["wasm"]}]}"#,
+            ],
+        ),
+        (
+            "The full report of a call: fuel, duration, sizes",
+            vec!["call", "--report", tools, "math/add", "--input", r#"{"numbers": [1, 2, 3]}"#],
+        ),
+        (
+            "Input that breaks the schema is refused before the tool runs (exit 5)",
+            vec!["call", tools, "math/add", "--input", r#"{"numbers": "three"}"#],
+        ),
+        (
+            "The tool refuses input that fits the schema but makes no sense (exit 5)",
+            vec!["call", tools, "math/divide", "--input", r#"{"dividend": 1, "divisor": 0}"#],
+        ),
+        ("An unknown tool gets close matches (exit 3)", vec!["call", tools, "math/ad", "--input", "{}"]),
+    ];
+    for (title, args) in steps {
+        println!("\n== {title}\n$ toolhost {}", args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "));
+        let status = Command::new(&toolhost).args(args).status().map_err(|e| format!("cannot run toolhost: {e}"))?;
+        if !status.success() {
+            println!("(exit code {})", status.code().unwrap_or(-1));
+        }
+    }
+    Ok(())
+}
+
+fn shell_quote(arg: &str) -> String {
+    if arg.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c)) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    guests::ensure_wasm_target()?;
+    let mut command = cargo();
+    command.args(["test", "--release", "--workspace"]).args(extra);
+    run(command)
+}
+
+fn lint() -> Result<(), String> {
+    guests::ensure_wasm_target()?;
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run(fmt)?;
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--release", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    run(clippy)?;
+    for workspace in GUEST_WORKSPACES {
+        let mut fmt = cargo();
+        fmt.args(["fmt", "--all", "--check", "--manifest-path", workspace]);
+        run(fmt)?;
+        let mut clippy = cargo();
+        clippy
+            .args([
+                "clippy",
+                "--release",
+                "--target",
+                guests::WASM_TARGET,
+                "--manifest-path",
+                workspace,
+                "--target-dir",
+            ])
+            .arg(target_dir().join("guests"))
+            .args(["--", "-D", "warnings"]);
+        run(clippy)?;
+    }
+    Ok(())
+}
+
+fn bench(extra: &[String]) -> Result<(), String> {
+    guests::ensure_wasm_target()?;
+    let mut command = cargo();
+    command.args(["bench", "-p", "toolhost-tests", "--bench", "host"]).args(extra);
+    run(command)?;
+    print_bench_table(&target_dir().join("criterion"))
+}
+
+/// Prints the median of every criterion benchmark found under `dir`.
+fn print_bench_table(dir: &Path) -> Result<(), String> {
+    let mut rows = Vec::new();
+    collect_estimates(dir, dir, &mut rows);
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    println!("\n{:<50} {:>14}", "benchmark", "median");
+    for (name, median_ns) in rows {
+        println!("{name:<50} {:>14}", format_ns(median_ns));
+    }
+    Ok(())
+}
+
+fn collect_estimates(root: &Path, dir: &Path, rows: &mut Vec<(String, f64)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.ends_with("new") {
+            let estimates = path.join("estimates.json");
+            if let Some(median) = std::fs::read_to_string(&estimates).ok().and_then(|text| median_ns(&text)) {
+                let name = path.parent().and_then(|p| p.strip_prefix(root).ok()).map(|p| p.display().to_string());
+                rows.push((name.unwrap_or_default(), median));
+            }
+        } else if path.is_dir() && !path.ends_with("report") && !path.ends_with("base") {
+            collect_estimates(root, &path, rows);
+        }
+    }
+}
+
+/// Reads `"median":{..."point_estimate":N` without a JSON dependency.
+fn median_ns(estimates: &str) -> Option<f64> {
+    let median = &estimates[estimates.find("\"median\"")?..];
+    let value = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    value[..value.find([',', '}'])?].trim().parse().ok()
+}
+
+fn format_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}

@@ -59,6 +59,20 @@ struct Found {
 #[derive(Serialize, JsonSchema)]
 struct Done {}
 
+#[derive(Serialize, JsonSchema)]
+struct Depth {
+    depth: u64,
+}
+
+/// Never returns for a positive `depth`: each frame keeps a 128-byte array alive.
+fn deeper(depth: u64, pad: [u64; 16]) -> u64 {
+    if depth == 0 {
+        return 0;
+    }
+    let below = deeper(depth + 1, std::hint::black_box(pad));
+    std::hint::black_box(below) + pad[(depth % 16) as usize]
+}
+
 toolbox! {
     /// Returns its input unchanged: the well-behaved control.
     fn echo(input: Value) -> Result<Value, ToolError> {
@@ -103,15 +117,11 @@ toolbox! {
         }
     }
 
-    /// Recurses without end.
-    fn recurse(input: Nothing) -> Result<Done, ToolError> {
-        fn deeper(depth: u64, pad: [u64; 16]) -> u64 {
-            std::hint::black_box(pad);
-            deeper(depth + 1, pad) + 1
-        }
+    /// Recurses without end (the depth input keeps the optimizer from looping instead).
+    fn recurse(input: Nothing) -> Result<Depth, ToolError> {
         let _ = input;
-        let _ = deeper(0, [0; 16]);
-        Ok(Done {})
+        let depth = deeper(std::hint::black_box(1), [0; 16]);
+        Ok(Depth { depth })
     }
 
     /// Returns a string of the requested size.

@@ -1,0 +1,50 @@
+//! End-to-end costs of the host, on components built from source by this crate's build
+//! script. Run with `cargo xtask bench` (or `just bench`), which prints the medians.
+//!
+//! - `call/*`: one call through the whole path: lookup, input validation, fresh store
+//!   and instance, guest call, output validation.
+//! - `load/*`: from a component file to callable tools.
+
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use toolhost::ToolHost;
+use toolhost_tests::{ToolsDir, component};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime")
+}
+
+fn calls(c: &mut Criterion) {
+    let rt = runtime();
+    let tools = ToolsDir::with_examples();
+    let host = rt.block_on(ToolHost::builder().root(tools.path()).build()).expect("host");
+    let mut group = c.benchmark_group("call");
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("math_add_trivial", |b| {
+        b.to_async(&rt).iter(|| async { host.call("math/add", json!({ "numbers": [1, 2] })).await.unwrap() })
+    });
+    group.bench_function("text_slugify", |b| {
+        b.to_async(&rt).iter(|| async { host.call("text/slugify", json!({ "text": "Hello, World!" })).await.unwrap() })
+    });
+    group.bench_function("input_rejected_by_schema", |b| {
+        b.to_async(&rt).iter(|| async { host.call("math/add", json!({ "numbers": "x" })).await.unwrap_err() })
+    });
+    group.finish();
+}
+
+fn loads(c: &mut Criterion) {
+    let rt = runtime();
+    let host = rt.block_on(ToolHost::builder().build()).expect("host");
+    let math = component("math");
+    let mut group = c.benchmark_group("load");
+    group.sample_size(10);
+    group.bench_function("one_component_compile", |b| {
+        b.to_async(&rt).iter(|| async { host.inspect_file(&math).await.unwrap() })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, calls, loads);
+criterion_main!(benches);
