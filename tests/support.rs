@@ -51,6 +51,11 @@ impl ToolsDir {
         path
     }
 
+    /// Writes the manifest `<namespace>/<file_stem>.toml`.
+    pub fn manifest(&self, namespace: &str, file_stem: &str, toml: &str) -> PathBuf {
+        self.write(namespace, &format!("{file_stem}.toml"), toml.as_bytes())
+    }
+
     /// The three example toolboxes under their own namespaces.
     pub fn with_examples() -> Self {
         let tools = ToolsDir::new();
@@ -87,4 +92,59 @@ pub fn toolhost_bin() -> PathBuf {
         profile_dir.join(format!("toolhost{}", std::env::consts::EXE_SUFFIX))
     })
     .clone()
+}
+
+/// A real HTTP/1.1 server on 127.0.0.1 for outgoing-request tests. It answers every
+/// request with `200`, an `x-served-by: toolhost-tests` header and a body naming the
+/// method and path, and counts the requests it saw. Stops when dropped.
+pub struct HttpServer {
+    pub addr: std::net::SocketAddr,
+    pub requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HttpServer {
+    pub async fn start() -> HttpServer {
+        use std::sync::atomic::Ordering;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = requests.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { return };
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        let body = format!("{} {}", request.method(), request.uri().path());
+                        async move {
+                            hyper::Response::builder()
+                                .header("x-served-by", "toolhost-tests")
+                                .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        HttpServer { addr, requests, task }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.requests.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
+use crate::cache::CompileCache;
 use crate::contract::{self, ContractCheck, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::grants::Grants;
 use crate::limits::Limits;
+use crate::manifest::Manifest;
 use crate::names;
 use crate::sandbox::{self, Operation, Returned, SandboxState};
 use crate::schema::Schema;
@@ -28,10 +30,16 @@ pub struct LoadedComponent {
     /// Interfaces the component imports (what it *could* ask for).
     pub imports: Vec<String>,
     pub tools: Vec<ToolDef>,
-    /// Time spent compiling (or loading from the compile cache).
+    /// Time spent compiling, or loading native code from the compile cache.
     pub compile_time: Duration,
+    /// Whether the native code came from the compile cache.
+    pub from_cache: bool,
+    /// The manifest beside the component, when there is one.
+    pub manifest: Option<PathBuf>,
     pub limits: Limits,
     pub grants: Arc<Grants>,
+    /// Calls must pass the host's approval hook first.
+    pub requires_approval: bool,
     pub(crate) pre: PluginPre<SandboxState>,
 }
 
@@ -58,6 +66,16 @@ pub struct ToolDef {
 pub(crate) struct Loader<'a> {
     pub engine: &'a Engine,
     pub linker: &'a Linker<SandboxState>,
+    pub cache: Option<&'a CompileCache>,
+}
+
+/// Where the native code of a component came from.
+pub(crate) struct Compiled {
+    pub component: Component,
+    pub hash: String,
+    pub size: u64,
+    pub time: Duration,
+    pub from_cache: bool,
 }
 
 /// The magic number and version of a component binary (a core module has `01 00 00 00`).
@@ -89,26 +107,23 @@ pub(crate) fn content_hash(bytes: &[u8]) -> String {
 }
 
 /// Compiles component bytes. CPU-heavy: run it off the async executor.
-pub(crate) fn compile(engine: &Engine, path: &Path, bytes: &[u8]) -> Result<Component, LoadError> {
-    check_preamble(bytes).map_err(|kind| LoadError::new(path, kind))?;
+fn compile(engine: &Engine, path: &Path, bytes: &[u8]) -> Result<Component, LoadError> {
     Component::new(engine, bytes).map_err(|e| LoadError::new(path, LoadErrorKind::Invalid(format!("{e:#}"))))
 }
 
 impl Loader<'_> {
     /// Links a compiled component, checks its contract version, and reads and checks its
-    /// tool descriptors by running `list-tools` in a sandbox with the component's limits.
-    #[allow(clippy::too_many_arguments)]
+    /// tool descriptors by running `list-tools` in a sandbox with the component's limits
+    /// and grants.
     pub async fn finish(
         &self,
         path: &Path,
-        component: Component,
-        hash: String,
-        size: u64,
-        compile_time: Duration,
-        limits: Limits,
-        grants: Arc<Grants>,
+        manifest_path: Option<&Path>,
+        compiled: Compiled,
+        manifest: Manifest,
     ) -> Result<LoadedComponent, LoadError> {
         let error = |kind| LoadError::new(path, kind);
+        let Compiled { component, hash, size, time, from_cache } = compiled;
         let contract_version = match contract::check(self.engine, &component) {
             ContractCheck::Supported { version } => version,
             ContractCheck::Unsupported { version } => {
@@ -128,8 +143,9 @@ impl Loader<'_> {
             self.linker.instantiate_pre(&component).map_err(|e| error(LoadErrorKind::Link(format!("{e:#}"))))?;
         let pre = PluginPre::new(instance_pre).map_err(|e| error(LoadErrorKind::Link(format!("{e:#}"))))?;
 
+        let grants = Arc::new(manifest.grants);
         let label: Arc<str> = Arc::from(path.display().to_string());
-        let run = sandbox::run(self.engine, &pre, label, &limits, grants.clone(), Operation::ListTools).await;
+        let run = sandbox::run(self.engine, &pre, label, &manifest.limits, grants.clone(), Operation::ListTools).await;
         let infos = match run.result {
             Ok(Returned::Tools(infos)) => infos,
             Ok(Returned::Call(_)) => return Err(error(LoadErrorKind::ListTools("answered like a call".into()))),
@@ -143,30 +159,52 @@ impl Loader<'_> {
             contract_version,
             imports,
             tools,
-            compile_time,
-            limits,
+            compile_time: time,
+            from_cache,
+            manifest: manifest_path.map(Path::to_owned),
+            limits: manifest.limits,
             grants,
+            requires_approval: manifest.requires_approval,
             pre,
         })
     }
 
-    /// Compiles and finishes in one go, timing the compilation.
-    pub async fn load_bytes(
-        &self,
-        path: &Path,
-        bytes: Vec<u8>,
-        limits: Limits,
-        grants: Arc<Grants>,
-    ) -> Result<LoadedComponent, LoadError> {
+    /// Compiles component bytes, or loads their native code from the compile cache.
+    /// CPU-heavy on a miss: runs on the blocking pool.
+    pub async fn compile(&self, path: &Path, bytes: Vec<u8>) -> Result<Compiled, LoadError> {
+        check_preamble(&bytes).map_err(|kind| LoadError::new(path, kind))?;
         let hash = content_hash(&bytes);
         let size = bytes.len() as u64;
         let started = Instant::now();
+        if let Some(cache) = self.cache {
+            if let Ok(component) = cache.get(self.engine, &hash) {
+                return Ok(Compiled { component, hash, size, time: started.elapsed(), from_cache: true });
+            }
+        }
         let engine = self.engine.clone();
         let owned_path = path.to_owned();
         let component = tokio::task::spawn_blocking(move || compile(&engine, &owned_path, &bytes))
             .await
             .map_err(|e| LoadError::new(path, LoadErrorKind::Invalid(format!("compilation panicked: {e}"))))??;
-        self.finish(path, component, hash, size, started.elapsed(), limits, grants).await
+        let time = started.elapsed();
+        if let Some(cache) = self.cache {
+            let (cache, component, hash) = (cache.clone(), component.clone(), hash.clone());
+            // Serializing is cheap next to compiling, but it is file I/O: off the executor.
+            let _ = tokio::task::spawn_blocking(move || cache.put(&hash, &component)).await;
+        }
+        Ok(Compiled { component, hash, size, time, from_cache: false })
+    }
+
+    /// Compiles (or loads from cache) and finishes in one go.
+    pub async fn load_bytes(
+        &self,
+        path: &Path,
+        manifest_path: Option<&Path>,
+        bytes: Vec<u8>,
+        manifest: Manifest,
+    ) -> Result<LoadedComponent, LoadError> {
+        let compiled = self.compile(path, bytes).await?;
+        self.finish(path, manifest_path, compiled, manifest).await
     }
 }
 

@@ -3,10 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::outbound::HostPattern;
 
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     /// Host directories visible to the guest.
     pub files: Vec<FileGrant>,
@@ -14,6 +17,8 @@ pub struct Grants {
     pub env: Vec<(String, String)>,
     /// Values the guest reads through `host.config`. May hold secrets: never logged.
     pub config: BTreeMap<String, String>,
+    /// Outgoing HTTP destinations (`wasi:http`).
+    pub network: Arc<[HostPattern]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -42,5 +47,17 @@ impl Grants {
     /// Names of granted configuration keys, without their values.
     pub fn config_keys(&self) -> impl Iterator<Item = &str> {
         self.config.keys().map(String::as_str)
+    }
+}
+
+// Config values may be secrets: Debug shows the keys only.
+impl std::fmt::Debug for Grants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grants")
+            .field("files", &self.files)
+            .field("env", &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>())
+            .field("config", &self.config.keys().collect::<Vec<_>>())
+            .field("network", &self.network.iter().map(ToString::to_string).collect::<Vec<_>>())
+            .finish()
     }
 }

@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cache;
 pub mod component;
 pub mod contract;
 mod engine;
@@ -32,7 +33,9 @@ pub mod error;
 pub mod grants;
 pub mod guest_output;
 pub mod limits;
+pub mod manifest;
 pub mod names;
+pub mod outbound;
 pub mod registry;
 mod sandbox;
 pub mod schema;
@@ -49,13 +52,16 @@ use wasmtime::component::Linker;
 pub use crate::component::{LoadedComponent, ToolDef};
 pub use crate::engine::EngineSettings;
 pub use crate::error::{CallError, ErrorKind, LoadError, LoadErrorKind, Violation};
-pub use crate::grants::Grants;
+pub use crate::grants::{FileGrant, Grants};
 pub use crate::guest_output::CapturedOutput;
 pub use crate::limits::Limits;
 pub use crate::registry::{Layer, Snapshot, ToolEntry};
 
+use crate::cache::CompileCache;
 use crate::component::Loader;
 use crate::contract::GuestToolError;
+use crate::manifest::{Ceilings, Manifest};
+use crate::outbound::DeniedRequest;
 use crate::registry::ComponentSlot;
 use crate::sandbox::{Operation, Returned, SandboxState};
 
@@ -64,13 +70,25 @@ struct Core {
     engine: Engine,
     linker: Linker<SandboxState>,
     defaults: Limits,
+    ceilings: Ceilings,
+    cache: Option<CompileCache>,
     _epoch: engine::EpochTicker,
 }
 
 impl Core {
     fn loader(&self) -> Loader<'_> {
-        Loader { engine: &self.engine, linker: &self.linker }
+        Loader { engine: &self.engine, linker: &self.linker, cache: self.cache.as_ref() }
     }
+}
+
+/// Where compiled components are cached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CacheSetting {
+    /// `$TOOLHOST_CACHE_DIR`, `$XDG_CACHE_HOME/toolhost` or `~/.cache/toolhost`.
+    #[default]
+    Default,
+    Dir(PathBuf),
+    Disabled,
 }
 
 /// Configures a [`ToolHost`].
@@ -79,6 +97,7 @@ pub struct ToolHostBuilder {
     layers: Vec<Layer>,
     defaults: Limits,
     engine: EngineSettings,
+    cache: CacheSetting,
 }
 
 impl ToolHostBuilder {
@@ -107,13 +126,32 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Where to cache compiled components (default: the user's cache directory).
+    pub fn compile_cache(mut self, setting: CacheSetting) -> Self {
+        self.cache = setting;
+        self
+    }
+
     /// Creates the engine and loads every root. Components that fail to load are
     /// reported in [`ToolHost::load_errors`]; the others are served.
     pub async fn build(self) -> anyhow::Result<ToolHost> {
         let engine = engine::new_engine(&self.engine)?;
         let linker = sandbox::new_linker(&engine)?;
         let epoch = engine::EpochTicker::start(&engine)?;
-        let core = Arc::new(Core { engine, linker, defaults: self.defaults, _epoch: epoch });
+        let cache_dir = match self.cache {
+            CacheSetting::Default => cache::default_dir(),
+            CacheSetting::Dir(dir) => Some(dir),
+            CacheSetting::Disabled => None,
+        };
+        let cache = cache_dir.and_then(|dir| match CompileCache::open(&dir, &engine) {
+            Ok(cache) => Some(cache),
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), "compile cache disabled: {e}");
+                None
+            }
+        });
+        let ceilings = Ceilings { memory: self.engine.max_memory, timeout: MAX_TIMEOUT };
+        let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
         let snapshot = load_layers(&core, self.layers).await;
         Ok(ToolHost { core, snapshot: Arc::new(ArcSwap::from_pointee(snapshot)) })
     }
@@ -131,7 +169,7 @@ async fn load_layers(core: &Arc<Core>, layers: Vec<Layer>) -> Snapshot {
     for (order, found) in discovered.into_iter().enumerate() {
         let core = core.clone();
         tasks.spawn(async move {
-            let state = load_file(&core, &found.wasm).await.map(Arc::new);
+            let state = load_file(&core, &found.wasm, found.manifest.as_deref()).await.map(Arc::new);
             if let Err(error) = &state {
                 tracing::warn!("{error}");
             }
@@ -143,9 +181,16 @@ async fn load_layers(core: &Arc<Core>, layers: Vec<Layer>) -> Snapshot {
     Snapshot::build(layers, slots.into_iter().map(|(_, slot)| slot).collect(), discovery_errors)
 }
 
-async fn load_file(core: &Core, path: &Path) -> Result<LoadedComponent, LoadError> {
+/// The longest call a manifest may ask for.
+const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+async fn load_file(core: &Core, path: &Path, manifest_path: Option<&Path>) -> Result<LoadedComponent, LoadError> {
+    let manifest = match manifest_path {
+        Some(manifest_path) => manifest::load(manifest_path, core.defaults, core.ceilings)?,
+        None => Manifest::default_for(core.defaults),
+    };
     let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    core.loader().load_bytes(path, bytes, core.defaults, Arc::new(Grants::default())).await
+    core.loader().load_bytes(path, manifest_path, bytes, manifest).await
 }
 
 /// A host serving the tools of its layers. Cheap to clone; clones share everything.
@@ -170,6 +215,8 @@ pub struct CallReport {
     pub input_bytes: u64,
     pub output_bytes: u64,
     pub captured: CapturedOutput,
+    /// Outgoing HTTP requests the component's allow-list refused during the call.
+    pub denied_requests: Vec<DeniedRequest>,
 }
 
 impl ToolHost {
@@ -196,6 +243,7 @@ impl ToolHost {
             input_bytes: 0,
             output_bytes: 0,
             captured: CapturedOutput::default(),
+            denied_requests: Vec::new(),
         };
         report.outcome = self.run_call(&snapshot, name, input, &mut report).await;
         report.duration = started.elapsed();
@@ -233,6 +281,7 @@ impl ToolHost {
         report.fuel_consumed = run.fuel_consumed;
         log_captured(&entry.full_name, &run.output);
         report.captured = run.output;
+        report.denied_requests = run.denied_requests;
 
         let text = match run.result? {
             Returned::Call(Ok(text)) => text,
@@ -278,9 +327,11 @@ impl ToolHost {
         self.snapshot.load().load_errors().cloned().collect()
     }
 
-    /// Loads one component file outside any registry, for inspection.
+    /// Loads one component file outside any registry, for inspection, with the manifest
+    /// beside it (`<name>.toml`) when there is one.
     pub async fn inspect_file(&self, path: &Path) -> Result<LoadedComponent, LoadError> {
-        load_file(&self.core, path).await
+        let manifest = path.with_extension("toml");
+        load_file(&self.core, path, manifest.is_file().then_some(manifest.as_path())).await
     }
 }
 

@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::contract::{self, GuestToolError, GuestToolInfo, LogLevel, Plugin, PluginPre};
 use crate::error::CallError;
 use crate::grants::Grants;
 use crate::guest_output::{CapturedOutput, OutputSink, level_name};
 use crate::limits::Limits;
+use crate::outbound::{DeniedRequest, OutboundHttp};
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
 /// spinning in wasm is stopped by its own deadline (a clean trap) and the backstop only
@@ -26,6 +28,8 @@ const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
 /// The data of one call's `Store`.
 pub(crate) struct SandboxState {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    outbound: OutboundHttp,
     table: ResourceTable,
     limiter: CallLimiter,
     output: OutputSink,
@@ -37,6 +41,12 @@ pub(crate) struct SandboxState {
 impl WasiView for SandboxState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for SandboxState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.outbound }
     }
 }
 
@@ -59,6 +69,7 @@ impl contract::toolhost::tool::host::Host for SandboxState {
 pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<SandboxState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
     Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(linker)
 }
@@ -111,6 +122,8 @@ pub(crate) struct Run {
     pub result: Result<Returned, CallError>,
     pub fuel_consumed: u64,
     pub output: CapturedOutput,
+    /// Outgoing requests the allow-list refused.
+    pub denied_requests: Vec<DeniedRequest>,
 }
 
 /// Instantiates the component in a fresh store and runs one operation.
@@ -130,11 +143,14 @@ pub(crate) async fn run(
                 result: Err(CallError::Host { tool: label.to_string(), message }),
                 fuel_consumed: 0,
                 output: output.take(),
+                denied_requests: Vec::new(),
             };
         }
     };
     let state = SandboxState {
         wasi,
+        http: WasiHttpCtx::new(),
+        outbound: OutboundHttp::new(grants.network.clone()),
         table: ResourceTable::new(),
         limiter: CallLimiter::new(limits.memory),
         output: output.clone(),
@@ -173,7 +189,7 @@ pub(crate) async fn run(
         Ok(Err(error)) => Err(classify(error, store.data(), limits)),
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
-    Run { result, fuel_consumed, output: output.take() }
+    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
 }
 
 fn build_wasi(grants: &Grants, output: &OutputSink) -> Result<WasiCtx, String> {

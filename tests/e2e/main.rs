@@ -3,4 +3,6 @@
 
 mod calls;
 mod cli;
+mod grants;
+mod limits;
 mod load_errors;

@@ -1,0 +1,134 @@
+//! The on-disk compile cache: native code of compiled components, so that a restart or a
+//! reload of an unchanged file does not compile again.
+//!
+//! Entries live in `<dir>/<engine key>/<content hash>.cwasm`. The engine key covers the
+//! wasmtime version and every engine setting that shapes machine code (fuel, epochs,
+//! target, ...), so an entry is only ever read by an engine that could have written it.
+//! Each entry carries a BLAKE3 checksum of its payload: a torn or corrupted file is
+//! detected, deleted and recompiled, never handed to wasmtime.
+//!
+//! Trust: loading native code from the cache is as trusted as the cache directory. It
+//! must be writable only by the operator running the host.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const MAGIC: &[u8; 16] = b"toolhost-cwasm1\n";
+const HEADER_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
+
+/// A compile cache bound to one engine configuration.
+#[derive(Debug, Clone)]
+pub struct CompileCache {
+    dir: PathBuf,
+}
+
+/// Why a cache entry was not used.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Miss {
+    Absent,
+    /// The entry exists but failed its checksum or deserialization; it was removed.
+    Corrupt(String),
+}
+
+impl CompileCache {
+    /// Opens (creating) the cache for `engine` under `base`.
+    pub fn open(base: &Path, engine: &Engine) -> std::io::Result<Self> {
+        let dir = base.join(engine_key(engine));
+        std::fs::create_dir_all(&dir)?;
+        Ok(CompileCache { dir })
+    }
+
+    /// The directory of this engine's entries.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn entry(&self, content_hash: &str) -> PathBuf {
+        self.dir.join(format!("{content_hash}.cwasm"))
+    }
+
+    /// Loads the compiled component for `content_hash`, if a sound entry exists.
+    pub fn get(&self, engine: &Engine, content_hash: &str) -> Result<Component, Miss> {
+        let path = self.entry(content_hash);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(_) => return Err(Miss::Absent),
+        };
+        let corrupt = |reason: String| {
+            let _ = std::fs::remove_file(&path);
+            tracing::warn!(entry = %path.display(), "compile cache entry discarded: {reason}");
+            Miss::Corrupt(reason)
+        };
+        if bytes.len() < HEADER_LEN || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(corrupt("not a toolhost cache entry".into()));
+        }
+        let (header, payload) = bytes.split_at(HEADER_LEN);
+        if blake3::hash(payload).as_bytes() != &header[MAGIC.len()..] {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        // SAFETY: the payload is byte-for-byte what `put` wrote from
+        // `Component::serialize` of an engine with this same configuration (the
+        // directory is keyed by it), as the checksum just proved; see the module docs for
+        // the trust placed in the cache directory.
+        unsafe { Component::deserialize(engine, payload) }.map_err(|e| corrupt(format!("{e:#}")))
+    }
+
+    /// Stores a compiled component. Written to a temporary file and renamed, so a reader
+    /// never sees half an entry. Failures only cost a recompile later, so they are logged,
+    /// not returned.
+    pub fn put(&self, content_hash: &str, component: &Component) {
+        if let Err(e) = self.try_put(content_hash, component) {
+            tracing::warn!(dir = %self.dir.display(), "cannot write compile cache entry: {e}");
+        }
+    }
+
+    fn try_put(&self, content_hash: &str, component: &Component) -> anyhow::Result<()> {
+        let payload = component.serialize().map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
+        file.write_all(MAGIC)?;
+        file.write_all(blake3::hash(&payload).as_bytes())?;
+        file.write_all(&payload)?;
+        file.persist(self.entry(content_hash))?;
+        Ok(())
+    }
+}
+
+/// The default cache location: `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`,
+/// else `~/.cache/toolhost`.
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("TOOLHOST_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("toolhost"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("toolhost"))
+}
+
+/// A stable hex key for everything that makes compiled code of two engines
+/// incompatible: wasmtime's own compatibility hash (target, compiler flags, tunables,
+/// features and the wasmtime version) plus this crate's version.
+fn engine_key(engine: &Engine) -> String {
+    let mut hasher = Blake3Hasher(blake3::Hasher::new());
+    env!("CARGO_PKG_VERSION").hash(&mut hasher);
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hasher.0.finalize().to_hex()[..16].to_owned()
+}
+
+/// `Hasher` over BLAKE3, so the key does not depend on std's unspecified hasher.
+struct Blake3Hasher(blake3::Hasher);
+
+impl Hasher for Blake3Hasher {
+    fn finish(&self) -> u64 {
+        let hash = self.0.finalize();
+        u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}

@@ -1,0 +1,240 @@
+//! Capabilities are deny by default; each grant shows both the permission and the
+//! denial, including the escapes (`..`, absolute paths, symlinks, unlisted hosts,
+//! private addresses).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use toolhost::{CallError, ToolHost};
+use toolhost_tests::{HttpServer, ToolsDir};
+
+async fn host(tools: &ToolsDir) -> ToolHost {
+    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    assert_eq!(host.load_errors(), vec![]);
+    host
+}
+
+fn failed_message(result: Result<Value, CallError>) -> String {
+    match result {
+        Err(CallError::Failed { message, .. }) => message,
+        other => panic!("expected the tool to fail, got {other:?}"),
+    }
+}
+
+/// A tools dir with the hostile toolbox granted `data` (read-only) at `/data` and
+/// `scratch` (read-write) at `/scratch`; `outside` holds a secret beside them.
+fn files_setup() -> ToolsDir {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    let hostile_dir = tools.path().join("hostile");
+    for dir in ["data", "scratch", "outside"] {
+        std::fs::create_dir(hostile_dir.join(dir)).unwrap();
+    }
+    std::fs::write(hostile_dir.join("data/notes.txt"), "granted contents").unwrap();
+    std::fs::write(hostile_dir.join("outside/secret.txt"), "the secret").unwrap();
+    std::os::unix::fs::symlink(hostile_dir.join("outside/secret.txt"), hostile_dir.join("data/link-to-secret"))
+        .unwrap();
+    std::os::unix::fs::symlink(hostile_dir.join("outside"), hostile_dir.join("data/link-to-outside")).unwrap();
+    tools.manifest(
+        "hostile",
+        "hostile",
+        r#"[grants]
+files = [
+  { host = "data", guest = "/data", mode = "ro" },
+  { host = "scratch", guest = "/scratch", mode = "rw" },
+]
+"#,
+    );
+    tools
+}
+
+#[tokio::test]
+async fn a_read_only_grant_reads_and_refuses_writes() {
+    let tools = files_setup();
+    let host = host(&tools).await;
+    let read = host.call("hostile/read_file", json!({ "path": "/data/notes.txt" })).await.unwrap();
+    assert_eq!(read, json!({ "text": "granted contents" }));
+    let listing = host.call("hostile/list_dir", json!({ "path": "/data" })).await.unwrap();
+    assert_eq!(listing, json!(["link-to-outside", "link-to-secret", "notes.txt"]));
+
+    let write = host.call("hostile/write_file", json!({ "path": "/data/new.txt", "contents": "x" })).await;
+    failed_message(write);
+    assert!(!tools.path().join("hostile/data/new.txt").exists(), "nothing was written to the read-only grant");
+    let overwrite = host.call("hostile/write_file", json!({ "path": "/data/notes.txt", "contents": "x" })).await;
+    failed_message(overwrite);
+    assert_eq!(std::fs::read_to_string(tools.path().join("hostile/data/notes.txt")).unwrap(), "granted contents");
+}
+
+#[tokio::test]
+async fn a_read_write_grant_writes_inside_it() {
+    let tools = files_setup();
+    let host = host(&tools).await;
+    host.call("hostile/write_file", json!({ "path": "/scratch/out.txt", "contents": "written by a guest" }))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(tools.path().join("hostile/scratch/out.txt")).unwrap(), "written by a guest");
+}
+
+#[tokio::test]
+async fn no_path_escapes_a_grant() {
+    let tools = files_setup();
+    let host = host(&tools).await;
+    for path in [
+        "/data/../outside/secret.txt",
+        "/data/../../hostile/outside/secret.txt",
+        "/scratch/../outside/secret.txt",
+        "/data/link-to-secret",
+        "/data/link-to-outside/secret.txt",
+        "/etc/passwd",
+        &format!("{}", tools.path().join("hostile/outside/secret.txt").display()),
+        "outside/secret.txt",
+    ] {
+        let result = host.call("hostile/read_file", json!({ "path": path })).await;
+        let message = failed_message(result);
+        assert!(!message.contains("the secret"), "{path}: {message}");
+    }
+    let escape_write =
+        host.call("hostile/write_file", json!({ "path": "/scratch/../outside/planted.txt", "contents": "x" })).await;
+    failed_message(escape_write);
+    assert!(!tools.path().join("hostile/outside/planted.txt").exists());
+    let through_link =
+        host.call("hostile/write_file", json!({ "path": "/data/link-to-outside/planted.txt", "contents": "x" })).await;
+    failed_message(through_link);
+    assert!(!tools.path().join("hostile/outside/planted.txt").exists());
+}
+
+#[tokio::test]
+async fn without_a_grant_there_is_no_file_system() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    let host = host(&tools).await;
+    for path in ["/", "/etc/passwd", ".", "/tmp"] {
+        failed_message(host.call("hostile/read_file", json!({ "path": path })).await);
+    }
+    failed_message(host.call("hostile/list_dir", json!({ "path": "/" })).await);
+}
+
+#[tokio::test]
+async fn only_granted_environment_variables_are_visible() {
+    // SAFETY: set before any host thread reads the environment; the names are unique to
+    // this test.
+    unsafe {
+        std::env::set_var("TOOLHOST_TEST_GRANTED", "visible value");
+        std::env::set_var("TOOLHOST_TEST_SECRET", "must not leak");
+    }
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    tools.manifest("hostile", "hostile", "[grants]\nenv = [\"TOOLHOST_TEST_GRANTED\"]\n");
+    let host = host(&tools).await;
+    assert_eq!(
+        host.call("hostile/env_var", json!({ "name": "TOOLHOST_TEST_GRANTED" })).await.unwrap(),
+        json!({ "value": "visible value" })
+    );
+    for name in ["TOOLHOST_TEST_SECRET", "HOME", "PATH"] {
+        assert_eq!(
+            host.call("hostile/env_var", json!({ "name": name })).await.unwrap(),
+            json!({ "value": null }),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn config_values_reach_only_their_component_and_never_the_log() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    tools.install("hostile", "other", "hostile");
+    tools.manifest("hostile", "hostile", "[grants]\nconfig = { api_key = \"sk-very-secret\", units = \"metric\" }\n");
+    let host = host(&tools).await;
+    let report = host.call_detailed("hostile/config", json!({ "name": "api_key" })).await;
+    assert_eq!(report.outcome, Ok(json!({ "value": "sk-very-secret" })));
+    assert_eq!(host.call("hostile/config", json!({ "name": "missing" })).await.unwrap(), json!({ "value": null }));
+    assert_eq!(host.call("other/config", json!({ "name": "api_key" })).await.unwrap(), json!({ "value": null }));
+    let component = &host.snapshot().tools["hostile/config"].component;
+    assert!(!format!("{component:?}").contains("sk-very-secret"), "Debug output must not show config values");
+    assert!(!format!("{:?}", component.grants).contains("sk-very-secret"));
+}
+
+/// The `http` example toolbox with the given network grants.
+async fn http_host(network: &[&str]) -> (ToolsDir, ToolHost) {
+    let tools = ToolsDir::new();
+    tools.install("http", "http", "http");
+    let list = network.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>().join(", ");
+    tools.manifest("http", "http", &format!("[grants]\nnetwork = [{list}]\n"));
+    let host = host(&tools).await;
+    (tools, host)
+}
+
+#[tokio::test]
+async fn a_granted_host_is_reachable() {
+    let server = HttpServer::start().await;
+    let (_tools, host) = http_host(&[&server.addr.to_string()]).await;
+    let report = host.call_detailed("http/fetch", json!({ "url": server.url("/hello?x=1") })).await;
+    let response = report.outcome.unwrap();
+    assert_eq!(response["status"], 200);
+    assert_eq!(response["body"], "GET /hello");
+    assert_eq!(response["headers"]["x-served-by"], "toolhost-tests");
+    assert!(report.denied_requests.is_empty());
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn ungranted_hosts_and_private_addresses_are_refused_and_recorded() {
+    let server = HttpServer::start().await;
+    let port = server.addr.port();
+    let (_tools, host) = http_host(&["api.example.com:443"]).await;
+    for url in [
+        format!("http://127.0.0.1:{port}/"),
+        "http://10.0.0.1/".to_owned(),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "https://evil.example.net/".to_owned(),
+        format!("http://localhost:{port}/"),
+    ] {
+        let report = host.call_detailed("http/fetch", json!({ "url": url })).await;
+        let message = failed_message(report.outcome.clone());
+        assert!(message.contains("refused"), "{url}: {message}");
+        assert_eq!(report.denied_requests.len(), 1, "{url}: {:?}", report.denied_requests);
+        assert!(report.denied_requests[0].reason.contains("not in the allow-list"), "{:?}", report.denied_requests);
+    }
+    assert_eq!(server.request_count(), 0, "no request reached the server");
+}
+
+#[tokio::test]
+async fn granting_a_name_does_not_grant_the_private_address_it_resolves_to() {
+    let server = HttpServer::start().await;
+    let port = server.addr.port();
+    let (_tools, host) = http_host(&[&format!("localhost:{port}")]).await;
+    let report = host.call_detailed("http/fetch", json!({ "url": format!("http://localhost:{port}/") })).await;
+    assert!(failed_message(report.outcome.clone()).contains("non-public address"));
+    assert_eq!(report.denied_requests[0].destination, format!("localhost:{port}"));
+    assert!(report.denied_requests[0].reason.contains("127.0.0.1"), "{:?}", report.denied_requests);
+    assert_eq!(server.request_count(), 0);
+}
+
+#[tokio::test]
+async fn without_a_network_grant_nothing_goes_out() {
+    let server = HttpServer::start().await;
+    let tools = ToolsDir::new();
+    tools.install("http", "http", "http");
+    let host = host(&tools).await;
+    let report = host.call_detailed("http/fetch", json!({ "url": server.url("/") })).await;
+    failed_message(report.outcome.clone());
+    assert!(report.denied_requests[0].reason.contains("no network access is granted"));
+    assert_eq!(server.request_count(), 0);
+}
+
+#[tokio::test]
+async fn manifest_errors_name_the_file_and_line_and_other_tools_keep_serving() {
+    let tools = ToolsDir::with_examples();
+    tools.install("hostile", "hostile", "hostile");
+    let manifest = tools.manifest("hostile", "hostile", "[limits]\nfuel = 10\nmemory = \"lots\"\n");
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let errors = host.load_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let message = errors[0].to_string();
+    assert!(message.contains(&format!("manifest {}, line 3", manifest.display())), "{message}");
+    assert!(message.contains("`memory`"), "{message}");
+    assert!(matches!(host.call("hostile/echo", json!({})).await, Err(CallError::NotFound { .. })));
+    assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));
+    assert!(Path::new(&manifest).exists());
+}
