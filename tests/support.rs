@@ -148,3 +148,46 @@ impl Drop for HttpServer {
         self.task.abort();
     }
 }
+
+/// A copy of component bytes that differs only by a trailing custom section: a distinct
+/// file (and content hash) that behaves the same.
+pub fn with_custom_section(bytes: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
+    fn leb128(mut value: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let mut content = Vec::new();
+    leb128(name.len(), &mut content);
+    content.extend_from_slice(name.as_bytes());
+    content.extend_from_slice(payload);
+    let mut out = bytes.to_vec();
+    out.push(0);
+    leb128(content.len(), &mut out);
+    out.extend_from_slice(&content);
+    out
+}
+
+/// Waits for the next registry change, failing the test after `seconds`.
+pub async fn next_change(
+    changes: &mut tokio::sync::broadcast::Receiver<toolhost::RegistryChange>,
+    seconds: u64,
+) -> toolhost::RegistryChange {
+    tokio::time::timeout(std::time::Duration::from_secs(seconds), changes.recv())
+        .await
+        .expect("a registry change within the time limit")
+        .expect("change channel open")
+}
+
+/// Writes a file atomically: a temporary file in the same directory, then a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) {
+    let temporary = path.with_extension("partial-write");
+    std::fs::write(&temporary, bytes).expect("write temporary file");
+    std::fs::rename(&temporary, path).expect("rename into place");
+}

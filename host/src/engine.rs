@@ -16,7 +16,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Engine-wide settings; per-call limits live in [`crate::Limits`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EngineSettings {
     /// Upper bound for any component's linear memory; a manifest may ask for less, never
     /// more. Also the size of each slot of the memory pool.

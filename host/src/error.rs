@@ -147,7 +147,7 @@ fn suggest(suggestions: &[String]) -> String {
 }
 
 /// Why a component is not served. Always names the file.
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[error("{}: {kind}", .path.display())]
 pub struct LoadError {
     pub path: PathBuf,
@@ -160,7 +160,18 @@ impl LoadError {
     }
 }
 
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+/// Serialized as `{"file": ..., "error": "..."}`, the form `list` and change events use.
+impl serde::Serialize for LoadError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("file", &self.path)?;
+        map.serialize_entry("error", &self.kind.to_string())?;
+        map.end()
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum LoadErrorKind {
     #[error("cannot read: {0}")]
     Io(String),

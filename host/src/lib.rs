@@ -32,13 +32,16 @@ mod engine;
 pub mod error;
 pub mod grants;
 pub mod guest_output;
+pub mod host_config;
 pub mod limits;
 pub mod manifest;
 pub mod names;
 pub mod outbound;
 pub mod registry;
+mod reload;
 mod sandbox;
 pub mod schema;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -54,15 +57,18 @@ pub use crate::engine::EngineSettings;
 pub use crate::error::{CallError, ErrorKind, LoadError, LoadErrorKind, Violation};
 pub use crate::grants::{FileGrant, Grants};
 pub use crate::guest_output::CapturedOutput;
+pub use crate::host_config::{ConfigError, HostConfig};
 pub use crate::limits::Limits;
-pub use crate::registry::{Layer, Snapshot, ToolEntry};
+pub use crate::registry::{Layer, RegistryChange, Snapshot, ToolEntry};
+pub use crate::reload::LoadProgress;
+pub use crate::watch::{WatchError, WatchHandle};
 
 use crate::cache::CompileCache;
 use crate::component::Loader;
 use crate::contract::GuestToolError;
-use crate::manifest::{Ceilings, Manifest};
+use crate::manifest::Ceilings;
 use crate::outbound::DeniedRequest;
-use crate::registry::ComponentSlot;
+use crate::reload::ProgressFn;
 use crate::sandbox::{Operation, Returned, SandboxState};
 
 /// What the host shares between loads and calls.
@@ -92,12 +98,13 @@ pub enum CacheSetting {
 }
 
 /// Configures a [`ToolHost`].
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ToolHostBuilder {
     layers: Vec<Layer>,
     defaults: Limits,
     engine: EngineSettings,
     cache: CacheSetting,
+    progress: Option<ProgressFn>,
 }
 
 impl ToolHostBuilder {
@@ -123,6 +130,12 @@ impl ToolHostBuilder {
 
     pub fn engine_settings(mut self, settings: EngineSettings) -> Self {
         self.engine = settings;
+        self
+    }
+
+    /// Called as components load, at start and on every reload.
+    pub fn on_progress(mut self, progress: impl Fn(LoadProgress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
         self
     }
 
@@ -152,52 +165,32 @@ impl ToolHostBuilder {
         });
         let ceilings = Ceilings { memory: self.engine.max_memory, timeout: MAX_TIMEOUT };
         let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
-        let snapshot = load_layers(&core, self.layers).await;
-        Ok(ToolHost { core, snapshot: Arc::new(ArcSwap::from_pointee(snapshot)) })
+        let snapshot = reload::build_snapshot(&core, &self.layers, None, self.progress.as_ref()).await;
+        let (changes, _) = tokio::sync::broadcast::channel(64);
+        Ok(ToolHost {
+            core,
+            layers: self.layers.into(),
+            snapshot: Arc::new(ArcSwap::from_pointee(snapshot)),
+            reload_lock: Arc::default(),
+            changes,
+            progress: self.progress,
+        })
     }
-}
-
-async fn load_layers(core: &Arc<Core>, layers: Vec<Layer>) -> Snapshot {
-    let mut discovered = Vec::new();
-    let mut discovery_errors = Vec::new();
-    for (index, layer) in layers.iter().enumerate() {
-        let (found, errors) = registry::discover(index, layer);
-        discovered.extend(found);
-        discovery_errors.extend(errors);
-    }
-    let mut tasks = tokio::task::JoinSet::new();
-    for (order, found) in discovered.into_iter().enumerate() {
-        let core = core.clone();
-        tasks.spawn(async move {
-            let state = load_file(&core, &found.wasm, found.manifest.as_deref()).await.map(Arc::new);
-            if let Err(error) = &state {
-                tracing::warn!("{error}");
-            }
-            (order, ComponentSlot { layer: found.layer, namespace: found.namespace, path: found.wasm, state })
-        });
-    }
-    let mut slots: Vec<(usize, ComponentSlot)> = tasks.join_all().await;
-    slots.sort_by_key(|(order, _)| *order);
-    Snapshot::build(layers, slots.into_iter().map(|(_, slot)| slot).collect(), discovery_errors)
 }
 
 /// The longest call a manifest may ask for.
-const MAX_TIMEOUT: Duration = Duration::from_secs(600);
-
-async fn load_file(core: &Core, path: &Path, manifest_path: Option<&Path>) -> Result<LoadedComponent, LoadError> {
-    let manifest = match manifest_path {
-        Some(manifest_path) => manifest::load(manifest_path, core.defaults, core.ceilings)?,
-        None => Manifest::default_for(core.defaults),
-    };
-    let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    core.loader().load_bytes(path, manifest_path, bytes, manifest).await
-}
+pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A host serving the tools of its layers. Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct ToolHost {
     core: Arc<Core>,
+    layers: Arc<[Layer]>,
     snapshot: Arc<ArcSwap<Snapshot>>,
+    /// Serializes reloads; calls never take it.
+    reload_lock: Arc<tokio::sync::Mutex<()>>,
+    changes: tokio::sync::broadcast::Sender<RegistryChange>,
+    progress: Option<ProgressFn>,
 }
 
 /// Everything known about one call, success or not.
@@ -331,7 +324,39 @@ impl ToolHost {
     /// beside it (`<name>.toml`) when there is one.
     pub async fn inspect_file(&self, path: &Path) -> Result<LoadedComponent, LoadError> {
         let manifest = path.with_extension("toml");
-        load_file(&self.core, path, manifest.is_file().then_some(manifest.as_path())).await
+        reload::load_file(&self.core, path, manifest.is_file().then_some(manifest.as_path())).await
+    }
+
+    /// The layers this host serves, highest precedence first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Rescans every root and publishes a new snapshot: unchanged files are reused,
+    /// changed ones reloaded (from the compile cache when their bytes were seen before),
+    /// and a file that no longer loads keeps its last good version serving. Subscribers
+    /// get the change when there is one.
+    pub async fn reload(&self) -> RegistryChange {
+        let _serialized = self.reload_lock.lock().await;
+        let previous = self.snapshot.load_full();
+        let next = reload::build_snapshot(&self.core, &self.layers, Some(&previous), self.progress.as_ref()).await;
+        let change = RegistryChange::between(&previous, &next);
+        self.snapshot.store(Arc::new(next));
+        if !change.is_empty() {
+            let _ = self.changes.send(change.clone());
+        }
+        change
+    }
+
+    /// Registry changes, as reloads publish them.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RegistryChange> {
+        self.changes.subscribe()
+    }
+
+    /// Watches every root and reloads after each burst of file changes settles for
+    /// `debounce`. Stops when the handle is dropped.
+    pub fn watch(&self, debounce: Duration) -> Result<WatchHandle, WatchError> {
+        watch::start(self.clone(), debounce)
     }
 }
 

@@ -4,14 +4,16 @@
 //! names its kind (see [`exit_code`]), so scripts can tell "bad input" from "tool
 //! crashed" without parsing text.
 
-use std::io::Read;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
-use toolhost::{CallError, ErrorKind, LoadedComponent, ToolHost};
+use toolhost::{
+    CacheSetting, CallError, ErrorKind, HostConfig, Layer, LoadProgress, LoadedComponent, ToolHost, ToolHostBuilder,
+};
 
 #[derive(Parser)]
 #[command(name = "toolhost", version, about = "Host for AI-agent tools written as WebAssembly components")]
@@ -23,17 +25,40 @@ struct Cli {
     #[arg(long, global = true, default_value = "warn", env = "TOOLHOST_LOG")]
     log: String,
 
+    /// Host configuration file [default: ./toolhost.toml when it exists].
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// A tools root; repeat for layers, highest precedence first. Replaces the
+    /// configuration's layers [default: ./tools].
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    roots: Vec<PathBuf>,
+
+    /// A stdlib root below all others; its tools are also callable by bare name
+    /// [default: $TOOLHOST_STDLIB].
+    #[arg(long, global = true, value_name = "DIR", env = "TOOLHOST_STDLIB")]
+    stdlib: Option<PathBuf>,
+
+    /// Directory of the compile cache [default: the configuration's, else
+    /// $TOOLHOST_CACHE_DIR, $XDG_CACHE_HOME/toolhost or ~/.cache/toolhost].
+    #[arg(long, global = true, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+
+    /// Compile every component, reading and writing no compile cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the tools of a tools directory (`<namespace>/<component>.wasm`).
+    /// List the tools of the layers (or of DIR): layer, file, content hash, what each
+    /// overrides, same-layer conflicts and load errors.
     List {
-        /// The tools directory.
-        #[arg(default_value = "tools")]
-        dir: PathBuf,
+        /// A tools directory (`<namespace>/<component>.wasm`), as if given with --root.
+        dir: Option<PathBuf>,
     },
     /// Show what a component offers and what it imports.
     Inspect {
@@ -42,10 +67,10 @@ enum Command {
     },
     /// Call a tool with JSON input and print its JSON output.
     Call {
-        /// The tools directory.
-        dir: PathBuf,
-        /// The tool's full name, `namespace/tool`.
-        name: String,
+        /// `[DIR] NAME`: an optional tools directory (as if given with --root), then the
+        /// tool's full name `namespace/tool` (or a stdlib tool's bare name).
+        #[arg(num_args = 1..=2, required = true, value_name = "DIR] [NAME")]
+        target: Vec<String>,
         /// The input as JSON text; read from stdin when absent.
         #[arg(long, short)]
         input: Option<String>,
@@ -88,7 +113,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let options = HostOptions {
+        config: cli.config,
+        roots: cli.roots,
+        stdlib: cli.stdlib,
+        cache_dir: cli.cache_dir,
+        no_cache: cli.no_cache,
+    };
+    match runtime.block_on(run(options, cli.command)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -97,15 +129,76 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command) -> anyhow::Result<ExitCode> {
+/// The host's layers and settings: the configuration file, then the command line.
+struct HostOptions {
+    config: Option<PathBuf>,
+    roots: Vec<PathBuf>,
+    stdlib: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+}
+
+impl HostOptions {
+    fn builder(&self, dir: Option<PathBuf>) -> anyhow::Result<ToolHostBuilder> {
+        let config = match &self.config {
+            Some(path) => Some(HostConfig::load(path)?),
+            None if Path::new("toolhost.toml").is_file() => Some(HostConfig::load(Path::new("toolhost.toml"))?),
+            None => None,
+        };
+        let mut layers: Vec<Layer> = config.as_ref().map(|c| c.layers.clone()).unwrap_or_default();
+        let roots: Vec<PathBuf> = dir.into_iter().chain(self.roots.iter().cloned()).collect();
+        if !roots.is_empty() {
+            layers = roots
+                .into_iter()
+                .enumerate()
+                .map(|(i, root)| Layer {
+                    name: if i == 0 { "project".into() } else { format!("layer{i}") },
+                    root,
+                    stdlib: false,
+                })
+                .collect();
+        } else if layers.is_empty() {
+            layers.push(Layer { name: "project".into(), root: PathBuf::from("tools"), stdlib: false });
+        }
+        if let Some(stdlib) = &self.stdlib {
+            layers.retain(|layer| !layer.stdlib);
+            layers.push(Layer { name: "stdlib".into(), root: stdlib.clone(), stdlib: true });
+        }
+        let mut builder = match &config {
+            Some(config) => HostConfig { layers: Vec::new(), ..config.clone() }.builder(),
+            None => ToolHost::builder(),
+        };
+        for layer in layers {
+            builder = builder.layer(layer);
+        }
+        if self.no_cache {
+            builder = builder.compile_cache(CacheSetting::Disabled);
+        } else if let Some(dir) = &self.cache_dir {
+            builder = builder.compile_cache(CacheSetting::Dir(dir.clone()));
+        }
+        if std::io::stderr().is_terminal() {
+            builder = builder.on_progress(print_progress);
+        }
+        Ok(builder)
+    }
+}
+
+/// Shows compilation progress on a terminal; cached loads are too quick to mention.
+fn print_progress(progress: LoadProgress) {
+    if let LoadProgress::Loaded { done, total, path, from_cache: false } = progress {
+        eprintln!("compiled {done}/{total}: {}", path.display());
+    }
+}
+
+async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::List { dir } => {
-            let host = ToolHost::builder().root(&dir).build().await?;
+            let host = options.builder(dir)?.build().await?;
             print_json(&list_json(&host));
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { file } => {
-            let host = ToolHost::builder().build().await?;
+            let host = options.builder(None)?.build().await?;
             match host.inspect_file(&file).await {
                 Ok(component) => {
                     print_json(&inspect_json(&component));
@@ -117,7 +210,11 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Command::Call { dir, name, input, report } => {
+        Command::Call { target, input, report } => {
+            let (dir, name) = match <[String; 2]>::try_from(target) {
+                Ok([dir, name]) => (Some(PathBuf::from(dir)), name),
+                Err(mut target) => (None, target.pop().unwrap_or_default()),
+            };
             let input_text = match input {
                 Some(text) => text,
                 None => {
@@ -139,7 +236,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                     return Ok(report_error(&error));
                 }
             };
-            let host = ToolHost::builder().root(&dir).build().await?;
+            let host = options.builder(dir)?.build().await?;
             for error in host.load_errors() {
                 eprintln!("warning: {error}");
             }
@@ -186,9 +283,8 @@ fn list_json(host: &ToolHost) -> Value {
             })
         })
         .collect();
-    let errors: Vec<Value> =
-        snapshot.load_errors().map(|e| json!({ "file": e.path, "error": e.kind.to_string() })).collect();
-    json!({ "tools": tools, "conflicts": snapshot.conflicts, "errors": errors })
+    let errors: Vec<&toolhost::LoadError> = snapshot.load_errors().collect();
+    json!({ "layers": snapshot.layers, "tools": tools, "conflicts": snapshot.conflicts, "errors": errors })
 }
 
 fn inspect_json(component: &LoadedComponent) -> Value {
@@ -209,9 +305,47 @@ fn inspect_json(component: &LoadedComponent) -> Value {
         "hash": component.hash,
         "size_bytes": component.size,
         "compile_ms": component.compile_time.as_secs_f64() * 1000.0,
+        "from_compile_cache": component.from_cache,
         "contract": format!("{}@{}", toolhost::contract::PACKAGE, component.contract_version),
+        "manifest": component.manifest,
+        "limits": component.limits,
+        "requires_approval": component.requires_approval,
+        "capabilities": capabilities_json(component),
         "imports": component.imports,
         "tools": tools,
+    })
+}
+
+/// For each capability: whether the component imports the interfaces to ask for it, and
+/// what its manifest grants. Config values are never shown, only their keys.
+fn capabilities_json(component: &LoadedComponent) -> Value {
+    let imports = |prefix: &str| component.imports.iter().any(|import| import.starts_with(prefix));
+    let grants = &component.grants;
+    json!({
+        "filesystem": {
+            "imported": imports("wasi:filesystem/"),
+            "granted": grants.files.iter().map(|f| json!({
+                "guest": f.guest,
+                "host": f.host,
+                "mode": if f.writable { "rw" } else { "ro" },
+            })).collect::<Vec<_>>(),
+        },
+        "http": {
+            "imported": imports("wasi:http/"),
+            "granted": grants.network.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        },
+        "environment": {
+            "imported": imports("wasi:cli/environment"),
+            "granted": grants.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+        },
+        "config": {
+            "imported": imports("toolhost:tool/host"),
+            "granted": grants.config_keys().collect::<Vec<_>>(),
+        },
+        "sockets": {
+            "imported": imports("wasi:sockets/"),
+            "granted": "never: raw sockets are not granted in this version",
+        },
     })
 }
 

@@ -73,7 +73,7 @@ struct RawManifest {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawLimits {
+pub(crate) struct RawLimits {
     fuel: Option<Spanned<u64>>,
     memory: Option<Spanned<Size>>,
     timeout: Option<Spanned<String>>,
@@ -132,62 +132,24 @@ pub fn load(path: &Path, defaults: Limits, ceilings: Ceilings) -> Result<Manifes
     parse(path, &text, defaults, ceilings)
 }
 
-/// Checks manifest text; `path` names the file in errors and anchors relative paths.
-pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
-    let error_at = |span: Option<Range<usize>>, problem: String| {
+/// The line of a byte offset, for errors.
+pub(crate) fn error_at_fn<'a>(
+    path: &'a Path,
+    text: &'a str,
+) -> impl Fn(Option<Range<usize>>, String) -> LoadError + 'a {
+    move |span: Option<Range<usize>>, problem: String| {
         let line = span.map_or(1, |span| line_of(text, span.start));
         LoadError::new(path, LoadErrorKind::Manifest { manifest: path.to_owned(), line, problem })
-    };
+    }
+}
+
+/// Checks manifest text; `path` names the file in errors and anchors relative paths.
+pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
+    let error_at = error_at_fn(path, text);
     let raw: RawManifest = toml::from_str(text).map_err(|e| error_at(e.span(), e.message().to_owned()))?;
     let base = path.parent().unwrap_or(Path::new("."));
 
-    let mut limits = defaults;
-    if let Some(fuel) = raw.limits.fuel {
-        if *fuel.get_ref() == 0 {
-            return Err(error_at(Some(fuel.span()), "`fuel` must be greater than 0".into()));
-        }
-        limits.fuel = fuel.into_inner();
-    }
-    let size = |value: Spanned<Size>, key: &str| -> Result<u64, LoadError> {
-        let span = value.span();
-        let bytes = match value.into_inner() {
-            Size::Bytes(bytes) => bytes,
-            Size::Text(text) => {
-                parse_size(&text).map_err(|problem| error_at(Some(span.clone()), format!("`{key}`: {problem}")))?
-            }
-        };
-        if bytes == 0 {
-            return Err(error_at(Some(span), format!("`{key}` must be greater than 0")));
-        }
-        Ok(bytes)
-    };
-    if let Some(memory) = raw.limits.memory {
-        let span = memory.span();
-        limits.memory = size(memory, "memory")?;
-        if limits.memory > ceilings.memory {
-            return Err(error_at(
-                Some(span),
-                format!("`memory` is {} bytes, over the host's ceiling of {} bytes", limits.memory, ceilings.memory),
-            ));
-        }
-    }
-    if let Some(max_output) = raw.limits.max_output {
-        limits.max_output = size(max_output, "max_output")?;
-    }
-    if let Some(max_log) = raw.limits.max_log {
-        limits.max_log = size(max_log, "max_log")?;
-    }
-    if let Some(timeout) = raw.limits.timeout {
-        let span = timeout.span();
-        limits.timeout = parse_duration(timeout.get_ref())
-            .map_err(|problem| error_at(Some(span.clone()), format!("`timeout`: {problem}")))?;
-        if limits.timeout > ceilings.timeout {
-            return Err(error_at(
-                Some(span),
-                format!("`timeout` is {:?}, over the host's ceiling of {:?}", limits.timeout, ceilings.timeout),
-            ));
-        }
-    }
+    let limits = resolve_limits(raw.limits, defaults, ceilings, &error_at)?;
 
     let mut grants = Grants::default();
     for grant in raw.grants.files {
@@ -230,6 +192,64 @@ pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> R
         grants.config.insert(key, value);
     }
     Ok(Manifest { limits, grants, requires_approval: raw.policy.requires_approval })
+}
+
+/// Applies a `[limits]` table over `defaults`. Shared by manifests and the host config.
+pub(crate) fn resolve_limits(
+    raw: RawLimits,
+    defaults: Limits,
+    ceilings: Ceilings,
+    error_at: &dyn Fn(Option<Range<usize>>, String) -> LoadError,
+) -> Result<Limits, LoadError> {
+    let mut limits = defaults;
+    if let Some(fuel) = raw.fuel {
+        if *fuel.get_ref() == 0 {
+            return Err(error_at(Some(fuel.span()), "`fuel` must be greater than 0".into()));
+        }
+        limits.fuel = fuel.into_inner();
+    }
+    let size = |value: Spanned<Size>, key: &str| -> Result<u64, LoadError> {
+        let span = value.span();
+        let bytes = match value.into_inner() {
+            Size::Bytes(bytes) => bytes,
+            Size::Text(text) => {
+                parse_size(&text).map_err(|problem| error_at(Some(span.clone()), format!("`{key}`: {problem}")))?
+            }
+        };
+        if bytes == 0 {
+            return Err(error_at(Some(span), format!("`{key}` must be greater than 0")));
+        }
+        Ok(bytes)
+    };
+    if let Some(memory) = raw.memory {
+        let span = memory.span();
+        limits.memory = size(memory, "memory")?;
+        if limits.memory > ceilings.memory {
+            return Err(error_at(
+                Some(span),
+                format!("`memory` is {} bytes, over the host's ceiling of {} bytes", limits.memory, ceilings.memory),
+            ));
+        }
+    }
+    if let Some(max_output) = raw.max_output {
+        limits.max_output = size(max_output, "max_output")?;
+    }
+    if let Some(max_log) = raw.max_log {
+        limits.max_log = size(max_log, "max_log")?;
+    }
+    if let Some(timeout) = raw.timeout {
+        let span = timeout.span();
+        limits.timeout = parse_duration(timeout.get_ref())
+            .map_err(|problem| error_at(Some(span.clone()), format!("`timeout`: {problem}")))?;
+        if limits.timeout > ceilings.timeout {
+            return Err(error_at(
+                Some(span),
+                format!("`timeout` is {:?}, over the host's ceiling of {:?}", limits.timeout, ceilings.timeout),
+            ));
+        }
+    }
+
+    Ok(limits)
 }
 
 /// Best effort: the span of the first occurrence of `needle`, for errors found after

@@ -89,13 +89,58 @@ fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(entries)
 }
 
-/// A component that was loaded, or why not.
+/// A component file of a root: the version being served, and why its current file is
+/// not (a failed load keeps the last good version serving).
 #[derive(Debug, Clone)]
 pub struct ComponentSlot {
     pub layer: usize,
     pub namespace: String,
     pub path: PathBuf,
-    pub state: Result<Arc<LoadedComponent>, LoadError>,
+    pub manifest: Option<PathBuf>,
+    /// What the files looked like when this slot was loaded; a reload reuses the slot
+    /// while it is unchanged.
+    pub fingerprint: Fingerprint,
+    /// The version being served, if any version ever loaded.
+    pub loaded: Option<Arc<LoadedComponent>>,
+    /// Why the file as it is now is not served.
+    pub error: Option<LoadError>,
+}
+
+/// Identity of a file's current contents without reading it: size, modification time
+/// (nanoseconds), inode and change time. An atomic replace (rename) changes the inode; an
+/// in-place write changes the times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileStamp {
+    len: u64,
+    modified_ns: i128,
+    inode: u64,
+    changed_ns: i128,
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            len: metadata.len(),
+            modified_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
+            inode: metadata.ino(),
+            changed_ns: i128::from(metadata.ctime()) * 1_000_000_000 + i128::from(metadata.ctime_nsec()),
+        })
+    }
+}
+
+/// The stamps of a component and its manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fingerprint {
+    pub wasm: Option<FileStamp>,
+    pub manifest: Option<FileStamp>,
+}
+
+impl Fingerprint {
+    pub fn of(found: &Discovered) -> Fingerprint {
+        Fingerprint { wasm: FileStamp::of(&found.wasm), manifest: found.manifest.as_deref().and_then(FileStamp::of) }
+    }
 }
 
 /// A tool as served: which component answers it, from which layer, and what it hides.
@@ -155,7 +200,7 @@ impl Snapshot {
         let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
         let mut conflicts = Vec::new();
         for slot in &components {
-            let Ok(component) = &slot.state else { continue };
+            let Some(component) = &slot.loaded else { continue };
             for (index, def) in component.tools.iter().enumerate() {
                 let full_name = names::full_name(&slot.namespace, &def.name);
                 match tools.get_mut(&full_name) {
@@ -190,7 +235,7 @@ impl Snapshot {
         let mut bare_names: HashMap<String, String> = HashMap::new();
         let mut ambiguous: Vec<String> = Vec::new();
         for slot in components.iter().filter(|slot| layers[slot.layer].stdlib) {
-            let Ok(component) = &slot.state else { continue };
+            let Some(component) = &slot.loaded else { continue };
             for def in &component.tools {
                 let full_name = names::full_name(&slot.namespace, &def.name);
                 match bare_names.get(&def.name) {
@@ -260,6 +305,46 @@ impl Snapshot {
 
     /// Every load error of this snapshot: discovery problems and failed components.
     pub fn load_errors(&self) -> impl Iterator<Item = &LoadError> {
-        self.discovery_errors.iter().chain(self.components.iter().filter_map(|slot| slot.state.as_ref().err()))
+        self.discovery_errors.iter().chain(self.components.iter().filter_map(|slot| slot.error.as_ref()))
+    }
+}
+
+/// What a reload changed, by full tool name. Sent to subscribers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RegistryChange {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Served by another component version, file or layer than before.
+    pub changed: Vec<String>,
+    /// Load errors that are new in this reload (the last good version, if any, still
+    /// serves).
+    pub errors: Vec<LoadError>,
+}
+
+impl RegistryChange {
+    pub fn between(old: &Snapshot, new: &Snapshot) -> RegistryChange {
+        let mut change = RegistryChange::default();
+        for (name, entry) in &new.tools {
+            match old.tools.get(name) {
+                None => change.added.push(name.clone()),
+                Some(before) if !Arc::ptr_eq(&before.component, &entry.component) || before.index != entry.index => {
+                    change.changed.push(name.clone())
+                }
+                Some(_) => {}
+            }
+        }
+        change.removed = old.tools.keys().filter(|name| !new.tools.contains_key(*name)).cloned().collect();
+        let old_errors: Vec<&LoadError> = old.load_errors().collect();
+        change.errors = new.load_errors().filter(|e| !old_errors.contains(e)).cloned().collect();
+        change
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty() && self.errors.is_empty()
+    }
+
+    /// Whether the set of tools or their definitions changed (not just errors).
+    pub fn tools_changed(&self) -> bool {
+        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty())
     }
 }

@@ -131,3 +131,23 @@ fn help_lists_the_commands_and_exit_codes() {
         assert!(help.contains(expected), "missing {expected:?} in:\n{help}");
     }
 }
+
+#[test]
+fn inspect_shows_what_a_component_could_ask_for_and_what_it_is_granted() {
+    let tools = ToolsDir::new();
+    let wasm = tools.install("http", "http", "http");
+    tools.manifest(
+        "http",
+        "http",
+        "[limits]\ntimeout = \"2s\"\n[grants]\nnetwork = [\"api.example.com:443\"]\nconfig = { token = \"s3cr3t\" }\n",
+    );
+    let output = toolhost(&["inspect", wasm.to_str().unwrap()], None);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let inspection = stdout_json(&output);
+    let capabilities = &inspection["capabilities"];
+    assert_eq!(capabilities["http"], json!({ "imported": true, "granted": ["api.example.com:443"] }));
+    assert_eq!(capabilities["filesystem"]["granted"], json!([]));
+    assert_eq!(capabilities["config"]["granted"], json!(["token"]));
+    assert_eq!(inspection["limits"]["timeout"], 2000);
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("s3cr3t"), "config values are never shown");
+}

@@ -6,3 +6,4 @@ mod cli;
 mod grants;
 mod limits;
 mod load_errors;
+mod registry;

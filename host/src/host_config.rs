@@ -1,0 +1,203 @@
+//! `toolhost.toml`: the operator's host-wide configuration.
+//!
+//! ```toml
+//! [[layer]]                     # highest precedence first
+//! name = "project"
+//! root = "tools"                # relative to this file
+//!
+//! [[layer]]
+//! name = "org"
+//! root = "/srv/toolhost/org"
+//!
+//! [[layer]]
+//! name = "stdlib"
+//! root = "/usr/share/toolhost/stdlib"
+//! stdlib = true                 # its tools are also callable by bare name
+//!
+//! [defaults]                    # default per-call limits; same keys as a manifest's [limits]
+//! timeout = "5s"
+//!
+//! [engine]
+//! max_memory = "1 GiB"          # ceiling for any manifest's `memory`
+//! max_instances = 256           # instances alive at once
+//!
+//! [cache]
+//! dir = "/var/cache/toolhost"   # or: enabled = false
+//! ```
+//!
+//! Parsed as strictly as manifests: an unknown key is an error naming file and line.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::LoadErrorKind;
+use crate::limits::Limits;
+use crate::manifest::{self, Ceilings, RawLimits};
+use crate::registry::Layer;
+use crate::{CacheSetting, EngineSettings, MAX_TIMEOUT, ToolHostBuilder};
+
+/// The host configuration, resolved (paths absolute, sizes in bytes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostConfig {
+    pub layers: Vec<Layer>,
+    pub defaults: Limits,
+    pub engine: EngineSettings,
+    pub cache: CacheSetting,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}, line {line}: {problem}", .path.display())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub problem: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    layer: Vec<Spanned<RawLayer>>,
+    #[serde(default)]
+    defaults: RawLimits,
+    #[serde(default)]
+    engine: RawEngine,
+    #[serde(default)]
+    cache: RawCache,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLayer {
+    name: String,
+    root: PathBuf,
+    #[serde(default)]
+    stdlib: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawEngine {
+    max_memory: Option<Spanned<String>>,
+    max_instances: Option<Spanned<u32>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCache {
+    dir: Option<PathBuf>,
+    enabled: Option<bool>,
+}
+
+impl HostConfig {
+    pub fn load(path: &Path) -> Result<HostConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            path: path.to_owned(),
+            line: 1,
+            problem: format!("cannot read: {e}"),
+        })?;
+        HostConfig::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<HostConfig, ConfigError> {
+        let error_at = manifest::error_at_fn(path, text);
+        let to_config_error = |error: crate::LoadError| match error.kind {
+            LoadErrorKind::Manifest { line, problem, .. } => ConfigError { path: path.to_owned(), line, problem },
+            other => ConfigError { path: path.to_owned(), line: 1, problem: other.to_string() },
+        };
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| to_config_error(error_at(e.span(), e.message().to_owned())))?;
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+
+        let mut engine = EngineSettings::default();
+        if let Some(max_memory) = raw.engine.max_memory {
+            let span = max_memory.span();
+            engine.max_memory = manifest::parse_size(max_memory.get_ref())
+                .map_err(|problem| to_config_error(error_at(Some(span), format!("`max_memory`: {problem}"))))?;
+        }
+        if let Some(max_instances) = raw.engine.max_instances {
+            if *max_instances.get_ref() == 0 {
+                return Err(to_config_error(error_at(
+                    Some(max_instances.span()),
+                    "`max_instances` must be at least 1".into(),
+                )));
+            }
+            engine.max_instances = max_instances.into_inner();
+        }
+        let ceilings = Ceilings { memory: engine.max_memory, timeout: MAX_TIMEOUT };
+        let defaults =
+            manifest::resolve_limits(raw.defaults, Limits::default(), ceilings, &error_at).map_err(to_config_error)?;
+
+        let mut layers: Vec<Layer> = Vec::new();
+        for layer in raw.layer {
+            let span = layer.span();
+            let layer = layer.into_inner();
+            if layers.iter().any(|l| l.name == layer.name) {
+                return Err(to_config_error(error_at(Some(span), format!("layer `{}` is defined twice", layer.name))));
+            }
+            layers.push(Layer { name: layer.name, root: base.join(layer.root), stdlib: layer.stdlib });
+        }
+        let cache = match (raw.cache.enabled, raw.cache.dir) {
+            (Some(false), _) => CacheSetting::Disabled,
+            (_, Some(dir)) => CacheSetting::Dir(base.join(dir)),
+            _ => CacheSetting::Default,
+        };
+        Ok(HostConfig { layers, defaults, engine, cache })
+    }
+
+    /// A builder with this configuration applied.
+    pub fn builder(&self) -> ToolHostBuilder {
+        let mut builder = ToolHostBuilder::default()
+            .default_limits(self.defaults)
+            .engine_settings(self.engine.clone())
+            .compile_cache(self.cache.clone());
+        for layer in &self.layers {
+            builder = builder.layer(layer.clone());
+        }
+        builder
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn layers_resolve_relative_to_the_file_in_order() {
+        let config = HostConfig::parse(
+            Path::new("/etc/toolhost/toolhost.toml"),
+            "[[layer]]\nname = \"project\"\nroot = \"tools\"\n\n[[layer]]\nname = \"stdlib\"\nroot = \"/usr/share/stdlib\"\nstdlib = true\n\n[defaults]\ntimeout = \"2s\"\n\n[engine]\nmax_memory = \"512 MiB\"\n\n[cache]\nenabled = false\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.layers,
+            vec![
+                Layer { name: "project".into(), root: "/etc/toolhost/tools".into(), stdlib: false },
+                Layer { name: "stdlib".into(), root: "/usr/share/stdlib".into(), stdlib: true },
+            ]
+        );
+        assert_eq!(config.defaults.timeout, Duration::from_secs(2));
+        assert_eq!(config.engine.max_memory, 512 << 20);
+        assert_eq!(config.cache, CacheSetting::Disabled);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let error =
+            HostConfig::parse(Path::new("t.toml"), "[engine]\nmax_memory = \"1 GiB\"\nthreads = 4\n").unwrap_err();
+        assert_eq!(error.line, 3);
+        assert!(error.problem.contains("unknown field `threads`"), "{error}");
+        let error = HostConfig::parse(Path::new("t.toml"), "[defaults]\nmemory = \"2 GiB\"\n").unwrap_err();
+        assert!(error.problem.contains("over the host's ceiling"), "{error}");
+        let error = HostConfig::parse(
+            Path::new("t.toml"),
+            "[[layer]]\nname = \"a\"\nroot = \"x\"\n[[layer]]\nname = \"a\"\nroot = \"y\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(error.line, 4, "the line of the second `[[layer]]`");
+        assert!(error.to_string().starts_with("t.toml, line 4: layer `a` is defined twice"), "{error}");
+    }
+}

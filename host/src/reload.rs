@@ -1,0 +1,125 @@
+//! Building a registry snapshot from the roots: discover every component file, reuse the
+//! ones whose files are unchanged since the previous snapshot, load the rest in
+//! parallel, and keep the last good version of a file that no longer loads.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::Core;
+use crate::component::LoadedComponent;
+use crate::error::{LoadError, LoadErrorKind};
+use crate::manifest::{self, Manifest};
+use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, Snapshot};
+
+/// Progress of a (re)load, for operators watching a slow start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadProgress {
+    /// `total` component files need loading (unchanged ones are not counted).
+    Started { total: usize },
+    /// One finished (loaded or failed); `from_cache` tells whether it skipped compiling.
+    Loaded { done: usize, total: usize, path: PathBuf, from_cache: bool },
+}
+
+pub(crate) type ProgressFn = Arc<dyn Fn(LoadProgress) + Send + Sync>;
+
+/// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots and the
+/// last good versions of files that now fail.
+pub(crate) async fn build_snapshot(
+    core: &Arc<Core>,
+    layers: &[Layer],
+    previous: Option<&Snapshot>,
+    progress: Option<&ProgressFn>,
+) -> Snapshot {
+    let mut discovered = Vec::new();
+    let mut discovery_errors = Vec::new();
+    for (index, layer) in layers.iter().enumerate() {
+        let (found, errors) = registry::discover(index, layer);
+        discovered.extend(found);
+        discovery_errors.extend(errors);
+    }
+    let previous_slots: HashMap<(&Path, usize), &ComponentSlot> = previous
+        .map(|snapshot| snapshot.components.iter().map(|slot| ((slot.path.as_path(), slot.layer), slot)).collect())
+        .unwrap_or_default();
+
+    let mut slots: Vec<Option<ComponentSlot>> = Vec::with_capacity(discovered.len());
+    let mut to_load = Vec::new();
+    for (order, found) in discovered.into_iter().enumerate() {
+        let fingerprint = Fingerprint::of(&found);
+        let before = previous_slots.get(&(found.wasm.as_path(), found.layer)).copied();
+        match before {
+            Some(slot) if slot.fingerprint == fingerprint && slot.manifest == found.manifest => {
+                slots.push(Some(slot.clone()));
+            }
+            _ => {
+                slots.push(None);
+                to_load.push((order, found, fingerprint, before.and_then(|slot| slot.loaded.clone())));
+            }
+        }
+    }
+
+    let total = to_load.len();
+    if let Some(progress) = progress {
+        progress(LoadProgress::Started { total });
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (order, found, fingerprint, last_good) in to_load {
+        let core = core.clone();
+        tasks.spawn(async move {
+            let result = load_file(&core, &found.wasm, found.manifest.as_deref()).await;
+            (order, slot_from(found, fingerprint, result, last_good))
+        });
+    }
+    let mut done = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let Ok((order, slot)) = joined else { continue };
+        done += 1;
+        if let Some(progress) = progress {
+            let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
+            progress(LoadProgress::Loaded { done, total, path: slot.path.clone(), from_cache });
+        }
+        slots[order] = Some(slot);
+    }
+    Snapshot::build(layers.to_vec(), slots.into_iter().flatten().collect(), discovery_errors)
+}
+
+fn slot_from(
+    found: Discovered,
+    fingerprint: Fingerprint,
+    result: Result<LoadedComponent, LoadError>,
+    last_good: Option<Arc<LoadedComponent>>,
+) -> ComponentSlot {
+    let (loaded, error) = match result {
+        Ok(component) => (Some(Arc::new(component)), None),
+        Err(error) => {
+            match &last_good {
+                Some(_) => tracing::warn!("{error} (the last good version keeps serving)"),
+                None => tracing::warn!("{error}"),
+            }
+            (last_good, Some(error))
+        }
+    };
+    ComponentSlot {
+        layer: found.layer,
+        namespace: found.namespace,
+        path: found.wasm,
+        manifest: found.manifest,
+        fingerprint,
+        loaded,
+        error,
+    }
+}
+
+/// Loads one component file with the manifest beside it.
+pub(crate) async fn load_file(
+    core: &Core,
+    path: &Path,
+    manifest_path: Option<&Path>,
+) -> Result<LoadedComponent, LoadError> {
+    let manifest = match manifest_path {
+        Some(manifest_path) => manifest::load(manifest_path, core.defaults, core.ceilings)?,
+        None => Manifest::default_for(core.defaults),
+    };
+    let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
+    core.loader().load_bytes(path, manifest_path, bytes, manifest).await
+}

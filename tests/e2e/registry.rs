@@ -1,0 +1,261 @@
+//! The registry: layered roots with precedence, bare stdlib names, same-layer conflicts,
+//! the compile cache, and hot reload that never fails a call.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use toolhost::{CacheSetting, CallError, Layer, ToolHost};
+use toolhost_tests::{ToolsDir, component, next_change, with_custom_section, write_atomically};
+
+fn layer(name: &str, tools: &ToolsDir, stdlib: bool) -> Layer {
+    Layer { name: name.into(), root: tools.path().to_owned(), stdlib }
+}
+
+#[tokio::test]
+async fn a_higher_layer_shadows_a_lower_one_and_says_so() {
+    let project = ToolsDir::new();
+    let stdlib = ToolsDir::new();
+    // The same full name `util/echo` in both layers, from different components.
+    let project_file = project.install("hostile", "util", "hostile");
+    let stdlib_file = stdlib.install("hostile", "util", "hostile");
+    stdlib.install("math", "math", "math");
+    let host = ToolHost::builder()
+        .layer(layer("project", &project, false))
+        .layer(layer("stdlib", &stdlib, true))
+        .build()
+        .await
+        .unwrap();
+    let snapshot = host.snapshot();
+    let echo = &snapshot.tools["util/echo"];
+    assert_eq!(echo.component.path, project_file);
+    assert_eq!(snapshot.layers[echo.layer].name, "project");
+    assert_eq!(echo.overrides.len(), 1);
+    assert_eq!(echo.overrides[0].layer, "stdlib");
+    assert_eq!(echo.overrides[0].path, stdlib_file);
+
+    // Bare names reach the stdlib layer; an overridden stdlib name reaches the override.
+    assert_eq!(host.call("add", json!({ "numbers": [1, 2] })).await.unwrap(), json!({ "value": 3.0 }));
+    let report = host.call_detailed("echo", json!({ "x": 1 })).await;
+    assert_eq!(report.tool.as_deref(), Some("util/echo"));
+    assert_eq!(report.component_hash.as_deref(), Some(echo.component.hash.as_str()));
+    // Bare names of tools only in a non-stdlib layer do not resolve.
+    let project_only = ToolsDir::new();
+    project_only.install("text", "words", "text");
+    let host = ToolHost::builder()
+        .layer(layer("project", &project_only, false))
+        .layer(layer("stdlib", &stdlib, true))
+        .build()
+        .await
+        .unwrap();
+    assert!(matches!(host.call("slugify", json!({ "text": "x" })).await, Err(CallError::NotFound { .. })));
+    assert!(host.call("words/slugify", json!({ "text": "x" })).await.is_ok());
+}
+
+#[tokio::test]
+async fn two_components_of_one_layer_with_one_name_is_a_reported_conflict() {
+    let tools = ToolsDir::new();
+    let bytes = std::fs::read(component("hostile")).unwrap();
+    let first = tools.write("util", "a-first.wasm", &bytes);
+    let second = tools.write("util", "b-second.wasm", &with_custom_section(&bytes, "copy", b"2"));
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let snapshot = host.snapshot();
+    assert_eq!(snapshot.tools["util/echo"].component.path, first, "the first file by name keeps the tool");
+    let conflict = snapshot.conflicts.iter().find(|c| c.full_name == "util/echo").expect("conflict reported");
+    assert_eq!((conflict.kept.clone(), conflict.ignored.clone()), (first, second));
+    assert_eq!(snapshot.conflicts.len(), snapshot.tools.len(), "every tool of the second component conflicts");
+}
+
+#[tokio::test]
+async fn bare_names_exported_by_two_stdlib_namespaces_are_ambiguous() {
+    let stdlib = ToolsDir::new();
+    stdlib.install("hostile", "one", "hostile");
+    stdlib.install("hostile", "two", "hostile");
+    let host = ToolHost::builder().layer(layer("stdlib", &stdlib, true)).build().await.unwrap();
+    assert!(host.call("one/echo", json!({})).await.is_ok());
+    let error = host.call("echo", json!({})).await.unwrap_err();
+    let CallError::NotFound { suggestions, .. } = error else { panic!("{error:?}") };
+    assert!(
+        suggestions.contains(&"one/echo".to_owned()) && suggestions.contains(&"two/echo".to_owned()),
+        "{suggestions:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_compile_cache_serves_a_restart_and_survives_corruption() {
+    let cache = tempfile::tempdir().unwrap();
+    let tools = ToolsDir::new();
+    let bytes = with_custom_section(&std::fs::read(component("text")).unwrap(), "cache-test", b"unique");
+    tools.write("text", "text.wasm", &bytes);
+    let build =
+        || ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Dir(cache.path().to_owned())).build();
+
+    let first = build().await.unwrap();
+    assert!(!first.snapshot().tools["text/slugify"].component.from_cache, "first load compiles");
+    let second = build().await.unwrap();
+    let cached = &second.snapshot().tools["text/slugify"].component;
+    assert!(cached.from_cache, "a restart loads native code from the cache");
+    assert_eq!(second.call("text/slugify", json!({ "text": "A B" })).await.unwrap(), json!({ "slug": "a-b" }));
+
+    // Corrupt every entry: the next load detects it, recompiles and serves.
+    let mut entries = 0;
+    for engine_dir in std::fs::read_dir(cache.path()).unwrap() {
+        for entry in std::fs::read_dir(engine_dir.unwrap().path()).unwrap() {
+            let path = entry.unwrap().path();
+            let mut data = std::fs::read(&path).unwrap();
+            let middle = data.len() / 2;
+            data[middle] ^= 0xff;
+            std::fs::write(&path, data).unwrap();
+            entries += 1;
+        }
+    }
+    assert_eq!(entries, 1);
+    let third = build().await.unwrap();
+    assert!(!third.snapshot().tools["text/slugify"].component.from_cache, "a corrupt entry is recompiled, not trusted");
+    assert_eq!(third.call("text/slugify", json!({ "text": "C D" })).await.unwrap(), json!({ "slug": "c-d" }));
+    let fourth = build().await.unwrap();
+    assert!(fourth.snapshot().tools["text/slugify"].component.from_cache, "and the cache is whole again");
+}
+
+#[tokio::test]
+async fn hot_reload_adds_changes_breaks_renames_and_removes() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let mut changes = host.subscribe();
+    let _watch = host.watch(Duration::from_millis(50)).unwrap();
+
+    // Add.
+    let text_bytes = std::fs::read(component("text")).unwrap();
+    write_atomically(&tools.path().join("math/text.wasm"), &text_bytes);
+    let change = next_change(&mut changes, 20).await;
+    assert!(change.added.contains(&"math/slugify".to_owned()), "{change:?}");
+    assert_eq!(host.call("math/slugify", json!({ "text": "x y" })).await.unwrap(), json!({ "slug": "x-y" }));
+
+    // Change: new bytes for the same file.
+    let before = host.snapshot().tools["math/slugify"].component.hash.clone();
+    write_atomically(&tools.path().join("math/text.wasm"), &with_custom_section(&text_bytes, "v", b"2"));
+    let change = next_change(&mut changes, 20).await;
+    assert!(change.changed.contains(&"math/slugify".to_owned()), "{change:?}");
+    assert_ne!(host.snapshot().tools["math/slugify"].component.hash, before);
+
+    // Broken: the last good version keeps serving, and the error is reported.
+    write_atomically(&tools.path().join("math/text.wasm"), b"\0asm\x0d\0\x01\0garbage");
+    let change = next_change(&mut changes, 20).await;
+    assert_eq!(change.errors.len(), 1, "{change:?}");
+    assert!(change.added.is_empty() && change.removed.is_empty() && change.changed.is_empty(), "{change:?}");
+    assert_eq!(
+        host.call("math/slugify", json!({ "text": "still here" })).await.unwrap(),
+        json!({ "slug": "still-here" })
+    );
+    assert_eq!(host.load_errors().len(), 1);
+
+    // Fixed again.
+    write_atomically(&tools.path().join("math/text.wasm"), &text_bytes);
+    let change = next_change(&mut changes, 20).await;
+    assert!(change.changed.contains(&"math/slugify".to_owned()), "{change:?}");
+    assert!(host.load_errors().is_empty());
+
+    // Rename into another namespace.
+    std::fs::create_dir(tools.path().join("words")).unwrap();
+    std::fs::rename(tools.path().join("math/text.wasm"), tools.path().join("words/text.wasm")).unwrap();
+    let change = next_change(&mut changes, 20).await;
+    assert!(
+        change.added.contains(&"words/slugify".to_owned()) && change.removed.contains(&"math/slugify".to_owned()),
+        "{change:?}"
+    );
+
+    // Remove.
+    std::fs::remove_file(tools.path().join("words/text.wasm")).unwrap();
+    let change = next_change(&mut changes, 20).await;
+    assert!(change.removed.contains(&"words/slugify".to_owned()), "{change:?}");
+    assert!(matches!(host.call("words/slugify", json!({ "text": "x" })).await, Err(CallError::NotFound { .. })));
+    assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));
+}
+
+#[tokio::test]
+async fn a_manifest_change_reloads_its_component() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    let manifest = tools.manifest("hostile", "hostile", "[grants]\nconfig = { version = \"1\" }\n");
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let mut changes = host.subscribe();
+    let _watch = host.watch(Duration::from_millis(50)).unwrap();
+    write_atomically(&manifest, b"[grants]\nconfig = { version = \"2\" }\n");
+    next_change(&mut changes, 20).await;
+    assert_eq!(host.call("hostile/config", json!({ "name": "version" })).await.unwrap(), json!({ "value": "2" }));
+}
+
+#[tokio::test]
+async fn calls_never_fail_while_files_are_replaced_many_times() {
+    let tools = ToolsDir::with_examples();
+    let wasm = tools.install("hostile", "hostile", "hostile");
+    let manifest = tools.manifest("hostile", "hostile", "[grants]\nconfig = { version = \"0\" }\n");
+    let hostile_bytes = std::fs::read(component("hostile")).unwrap();
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let _watch = host.watch(Duration::from_millis(20)).unwrap();
+
+    let written_versions = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (host, stop, written_versions) = (host.clone(), stop.clone(), written_versions.clone());
+            tokio::spawn(async move {
+                let mut calls = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let answer = host.call("hostile/config", json!({ "name": "version" })).await;
+                    let version: usize = match answer {
+                        Ok(value) => value["value"].as_str().expect("a version").parse().unwrap(),
+                        Err(error) => panic!("call {calls} failed during reloads: {error}"),
+                    };
+                    assert!(
+                        version <= written_versions.load(Ordering::SeqCst),
+                        "answered by version {version}, never written"
+                    );
+                    let sum = host
+                        .call("math/add", json!({ "numbers": [1, 2] }))
+                        .await
+                        .expect("an untouched tool never fails");
+                    assert_eq!(sum, json!({ "value": 3.0 }));
+                    calls += 1;
+                }
+                calls
+            })
+        })
+        .collect();
+
+    for version in 1..=30usize {
+        written_versions.store(version, Ordering::SeqCst);
+        let new_manifest = format!("[grants]\nconfig = {{ version = \"{version}\" }}\n");
+        if version % 3 == 0 {
+            // In place and in two steps, like a slow copy: a half-written component
+            // must never stick.
+            let bytes = with_custom_section(&hostile_bytes, "version", version.to_string().as_bytes());
+            std::fs::write(&wasm, &bytes[..bytes.len() / 2]).unwrap();
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            std::fs::write(&wasm, &bytes).unwrap();
+            std::fs::write(&manifest, new_manifest).unwrap();
+        } else {
+            write_atomically(&manifest, new_manifest.as_bytes());
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    // The final state wins: the last version is served once reloads settle.
+    let mut last = json!(null);
+    for _ in 0..200 {
+        last = host.call("hostile/config", json!({ "name": "version" })).await.unwrap();
+        if last == json!({ "value": "30" }) && host.load_errors().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(last, json!({ "value": "30" }));
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    stop.store(true, Ordering::SeqCst);
+    let mut total = 0;
+    for caller in callers {
+        total += caller.await.expect("no caller panicked");
+    }
+    assert!(total > 50, "the callers kept calling ({total} rounds)");
+}
