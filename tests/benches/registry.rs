@@ -1,0 +1,120 @@
+//! Registry timings that take seconds, measured as medians of a few runs (criterion's
+//! ten-sample minimum would make the cold start alone take minutes):
+//!
+//! - `100 components callable, cold cache`: every component compiled from scratch;
+//! - `100 components callable, warm cache`: a restart that finds every component cached;
+//! - `write to new version answering`: from writing a file under a watched root to the
+//!   first call answered by the new version, for a manifest change and for new bytes.
+//!
+//! Run with `cargo xtask bench` (or `just bench`).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolhost::{CacheSetting, ToolHost};
+use toolhost_tests::{ToolsDir, component, with_custom_section, write_atomically};
+
+const COMPONENTS: usize = 100;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn report(name: &str, samples: Vec<Duration>) {
+    let runs = samples.len();
+    println!("registry/{name:<45} median {:>10.2?}  ({runs} runs)", median(samples));
+}
+
+/// `COMPONENTS` distinct copies of the math toolbox, in namespaces `ns0`…; `salt` makes
+/// their bytes unique to this run.
+fn hundred_components(salt: &str) -> ToolsDir {
+    let tools = ToolsDir::new();
+    let math = std::fs::read(component("math")).unwrap();
+    for i in 0..COMPONENTS {
+        let bytes = with_custom_section(&math, "bench", format!("{salt}-{i}").as_bytes());
+        tools.write(&format!("ns{i}"), "math.wasm", &bytes);
+    }
+    tools
+}
+
+async fn start_and_call(tools: &ToolsDir, cache: &std::path::Path) -> Duration {
+    let started = Instant::now();
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .compile_cache(CacheSetting::Dir(cache.to_owned()))
+        .build()
+        .await
+        .unwrap();
+    for i in 0..COMPONENTS {
+        host.call(&format!("ns{i}/add"), json!({ "numbers": [1] })).await.unwrap();
+    }
+    started.elapsed()
+}
+
+async fn wait_for_version(host: &ToolHost, version: &str) {
+    let expected = json!({ "value": version });
+    loop {
+        if host.call("hostile/config", json!({ "name": "version" })).await.ok() == Some(expected.clone()) {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let nonce = format!("{:?}", Instant::now());
+        let mut cold = Vec::new();
+        let mut warm = Vec::new();
+        for run in 0..3 {
+            let cache = tempfile::tempdir().unwrap();
+            let tools = hundred_components(&format!("{nonce}-{run}"));
+            cold.push(start_and_call(&tools, cache.path()).await);
+            if run == 0 {
+                for _ in 0..5 {
+                    warm.push(start_and_call(&tools, cache.path()).await);
+                }
+            }
+        }
+        report("100 components callable, cold cache", cold);
+        report("100 components callable, warm cache", warm);
+
+        let cache = tempfile::tempdir().unwrap();
+        let tools = ToolsDir::new();
+        let wasm = tools.install("hostile", "hostile", "hostile");
+        let manifest = tools.manifest("hostile", "hostile", "[grants]\nconfig = { version = \"0\" }\n");
+        let hostile = std::fs::read(component("hostile")).unwrap();
+        let host = ToolHost::builder()
+            .root(tools.path())
+            .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
+            .build()
+            .await
+            .unwrap();
+        let debounce = Duration::from_millis(20);
+        let _watch = host.watch(debounce).unwrap();
+        let mut manifest_change = Vec::new();
+        let mut new_bytes = Vec::new();
+        for version in 1..=20 {
+            let text = format!("[grants]\nconfig = {{ version = \"{version}\" }}\n");
+            let started = Instant::now();
+            if version % 2 == 0 {
+                write_atomically(
+                    &wasm,
+                    &with_custom_section(&hostile, "bench", format!("{nonce}-{version}").as_bytes()),
+                );
+                write_atomically(&manifest, text.as_bytes());
+                wait_for_version(&host, &version.to_string()).await;
+                new_bytes.push(started.elapsed());
+            } else {
+                write_atomically(&manifest, text.as_bytes());
+                wait_for_version(&host, &version.to_string()).await;
+                manifest_change.push(started.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        report(&format!("write to answer: manifest (debounce {debounce:?})"), manifest_change);
+        report(&format!("write to answer: new bytes, compiled (debounce {debounce:?})"), new_bytes);
+    });
+}
