@@ -23,6 +23,14 @@
 //!
 //! [cache]
 //! dir = "/var/cache/toolhost"   # or: enabled = false
+//!
+//! [audit]
+//! jsonl = "audit.jsonl"         # one JSON line per call attempt; relative to this file
+//!
+//! [[policy]]                    # see crate::policy; no rules: everyone may call everything
+//! agent = "planner"
+//! allow = ["math/*", "*/read"]
+//! deny = ["fs/write"]
 //! ```
 //!
 //! Parsed as strictly as manifests: an unknown key is an error naming file and line.
@@ -35,6 +43,7 @@ use toml::Spanned;
 use crate::error::LoadErrorKind;
 use crate::limits::Limits;
 use crate::manifest::{self, Ceilings, RawLimits};
+use crate::policy::{Policy, PolicyRule};
 use crate::registry::Layer;
 use crate::{CacheSetting, EngineSettings, MAX_TIMEOUT, ToolHostBuilder};
 
@@ -45,6 +54,8 @@ pub struct HostConfig {
     pub defaults: Limits,
     pub engine: EngineSettings,
     pub cache: CacheSetting,
+    pub policy: Policy,
+    pub audit_jsonl: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,6 +77,16 @@ struct RawConfig {
     engine: RawEngine,
     #[serde(default)]
     cache: RawCache,
+    #[serde(default)]
+    audit: RawAudit,
+    #[serde(default)]
+    policy: Vec<PolicyRule>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    jsonl: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -144,7 +165,8 @@ impl HostConfig {
             (_, Some(dir)) => CacheSetting::Dir(base.join(dir)),
             _ => CacheSetting::Default,
         };
-        Ok(HostConfig { layers, defaults, engine, cache })
+        let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
+        Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl })
     }
 
     /// A builder with this configuration applied.
@@ -152,7 +174,11 @@ impl HostConfig {
         let mut builder = ToolHostBuilder::default()
             .default_limits(self.defaults)
             .engine_settings(self.engine.clone())
-            .compile_cache(self.cache.clone());
+            .compile_cache(self.cache.clone())
+            .policy(self.policy.clone());
+        if let Some(path) = &self.audit_jsonl {
+            builder = builder.audit_jsonl(path);
+        }
         for layer in &self.layers {
             builder = builder.layer(layer.clone());
         }

@@ -25,11 +25,13 @@
 //! # Ok(()) }
 //! ```
 
+pub mod audit;
 pub mod cache;
 pub mod component;
 pub mod contract;
 mod engine;
 pub mod error;
+pub mod export;
 pub mod grants;
 pub mod guest_output;
 pub mod host_config;
@@ -37,6 +39,7 @@ pub mod limits;
 pub mod manifest;
 pub mod names;
 pub mod outbound;
+pub mod policy;
 pub mod registry;
 mod reload;
 mod sandbox;
@@ -52,13 +55,16 @@ use serde_json::Value;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+pub use crate::audit::CallRecord;
 pub use crate::component::{LoadedComponent, ToolDef};
 pub use crate::engine::EngineSettings;
 pub use crate::error::{CallError, ErrorKind, LoadError, LoadErrorKind, Violation};
+pub use crate::export::ExportFormat;
 pub use crate::grants::{FileGrant, Grants};
 pub use crate::guest_output::CapturedOutput;
 pub use crate::host_config::{ConfigError, HostConfig};
 pub use crate::limits::Limits;
+pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Policy, PolicyRule};
 pub use crate::registry::{Layer, RegistryChange, Snapshot, ToolEntry};
 pub use crate::reload::LoadProgress;
 pub use crate::watch::{WatchError, WatchHandle};
@@ -98,13 +104,33 @@ pub enum CacheSetting {
 }
 
 /// Configures a [`ToolHost`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolHostBuilder {
     layers: Vec<Layer>,
     defaults: Limits,
     engine: EngineSettings,
     cache: CacheSetting,
     progress: Option<ProgressFn>,
+    policy: Policy,
+    approval: Option<ApprovalHook>,
+    audit_jsonl: Option<PathBuf>,
+    max_concurrent_calls: usize,
+}
+
+impl Default for ToolHostBuilder {
+    fn default() -> Self {
+        ToolHostBuilder {
+            layers: Vec::new(),
+            defaults: Limits::default(),
+            engine: EngineSettings::default(),
+            cache: CacheSetting::default(),
+            progress: None,
+            policy: Policy::allow_all(),
+            approval: None,
+            audit_jsonl: None,
+            max_concurrent_calls: 64,
+        }
+    }
 }
 
 impl ToolHostBuilder {
@@ -139,6 +165,32 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Which callers may call which tools (default: everyone, everything).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Decides calls to tools whose manifest sets `requires_approval`. Without a hook
+    /// such calls are denied.
+    pub fn approval_hook(mut self, hook: ApprovalHook) -> Self {
+        self.approval = Some(hook);
+        self
+    }
+
+    /// Appends a JSON line per call attempt to this file.
+    pub fn audit_jsonl(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit_jsonl = Some(path.into());
+        self
+    }
+
+    /// Calls that may run at once, across all callers (default 64); more wait their
+    /// turn. Bounds [`ToolHost::call_many`] too.
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.max_concurrent_calls = calls.max(1);
+        self
+    }
+
     /// Where to cache compiled components (default: the user's cache directory).
     pub fn compile_cache(mut self, setting: CacheSetting) -> Self {
         self.cache = setting;
@@ -167,6 +219,8 @@ impl ToolHostBuilder {
         let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
         let snapshot = reload::build_snapshot(&core, &self.layers, None, self.progress.as_ref()).await;
         let (changes, _) = tokio::sync::broadcast::channel(64);
+        let audit = audit::Audit::new(self.audit_jsonl.as_deref())
+            .map_err(|e| anyhow::anyhow!("cannot open the audit log: {e}"))?;
         Ok(ToolHost {
             core,
             layers: self.layers.into(),
@@ -174,6 +228,10 @@ impl ToolHostBuilder {
             reload_lock: Arc::default(),
             changes,
             progress: self.progress,
+            policy: Arc::new(ArcSwap::from_pointee(self.policy)),
+            approval: self.approval,
+            audit: Arc::new(audit),
+            call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
         })
     }
 }
@@ -191,11 +249,28 @@ pub struct ToolHost {
     reload_lock: Arc<tokio::sync::Mutex<()>>,
     changes: tokio::sync::broadcast::Sender<RegistryChange>,
     progress: Option<ProgressFn>,
+    policy: Arc<ArcSwap<Policy>>,
+    approval: Option<ApprovalHook>,
+    audit: Arc<audit::Audit>,
+    /// Bounds the calls running at once.
+    call_slots: Arc<tokio::sync::Semaphore>,
+}
+
+/// One call of a batch.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolCall {
+    /// The caller's id for this call, echoed in its result and audit record.
+    pub id: String,
+    pub name: String,
+    pub input: Value,
 }
 
 /// Everything known about one call, success or not.
 #[derive(Debug, Clone)]
 pub struct CallReport {
+    pub caller: Caller,
+    /// The caller's id for this call (batch calls).
+    pub call_id: Option<String>,
     /// The name the caller used.
     pub requested: String,
     /// The full name of the tool that answered, when one was found.
@@ -217,16 +292,36 @@ impl ToolHost {
         ToolHostBuilder::default()
     }
 
-    /// Calls a tool and returns its validated output.
+    /// Calls a tool as the local caller and returns its validated output.
     pub async fn call(&self, name: &str, input: Value) -> Result<Value, CallError> {
-        self.call_detailed(name, input).await.outcome
+        self.call_as(&Caller::local(), name, input).await
     }
 
-    /// Calls a tool and reports everything about the call.
+    /// Calls a tool on behalf of `caller` and returns its validated output.
+    pub async fn call_as(&self, caller: &Caller, name: &str, input: Value) -> Result<Value, CallError> {
+        self.call_detailed_as(caller, None, name, input).await.outcome
+    }
+
+    /// Calls a tool as the local caller and reports everything about the call.
     pub async fn call_detailed(&self, name: &str, input: Value) -> CallReport {
+        self.call_detailed_as(&Caller::local(), None, name, input).await
+    }
+
+    /// Calls a tool on behalf of `caller` and reports everything about the call. Every
+    /// attempt, refused or failed, produces an audit record.
+    pub async fn call_detailed_as(
+        &self,
+        caller: &Caller,
+        call_id: Option<&str>,
+        name: &str,
+        input: Value,
+    ) -> CallReport {
+        let started_at = std::time::SystemTime::now();
         let started = Instant::now();
         let snapshot = self.snapshot.load_full();
         let mut report = CallReport {
+            caller: caller.clone(),
+            call_id: call_id.map(str::to_owned),
             requested: name.to_owned(),
             tool: None,
             component_hash: None,
@@ -238,14 +333,69 @@ impl ToolHost {
             captured: CapturedOutput::default(),
             denied_requests: Vec::new(),
         };
-        report.outcome = self.run_call(&snapshot, name, input, &mut report).await;
+        report.outcome = self.run_call(&snapshot, caller, name, input, &mut report).await;
         report.duration = started.elapsed();
+        self.audit.record(CallRecord::from_report(&report, started_at));
         report
+    }
+
+    /// Runs calls concurrently (bounded by the host's concurrency limit) and returns one
+    /// result per call, in order. Never fails as a whole: each report holds its own
+    /// success or error.
+    pub async fn call_many(&self, caller: &Caller, calls: Vec<ToolCall>) -> Vec<CallReport> {
+        use futures::StreamExt;
+        let limit = self.call_slots.available_permits().max(1);
+        futures::stream::iter(calls)
+            .map(|call| async move { self.call_detailed_as(caller, Some(&call.id), &call.name, call.input).await })
+            .buffered(limit)
+            .collect()
+            .await
+    }
+
+    /// Call records as calls finish, including refused and failed attempts.
+    pub fn subscribe_calls(&self) -> tokio::sync::broadcast::Receiver<Arc<CallRecord>> {
+        self.audit.subscribe()
+    }
+
+    /// Replaces the caller policy; calls that already passed it are not affected.
+    pub fn set_policy(&self, policy: Policy) {
+        self.policy.store(Arc::new(policy));
+    }
+
+    /// The tools `caller` may call, in a function-calling format.
+    pub fn export(&self, format: ExportFormat, caller: &Caller) -> Value {
+        let policy = self.policy.load();
+        export::export(&self.snapshot.load(), format, |name| policy.check(caller, name).is_ok())
+    }
+
+    /// A tool's definition by any accepted name, if `caller` may call it.
+    pub fn describe(&self, caller: &Caller, name: &str) -> Result<ToolDescription, CallError> {
+        let snapshot = self.snapshot.load();
+        let entry = snapshot.resolve(name)?;
+        self.policy.load().check(caller, &entry.full_name).map_err(|reason| CallError::PermissionDenied {
+            caller: caller.to_string(),
+            tool: entry.full_name.clone(),
+            reason,
+        })?;
+        Ok(ToolDescription::of(&snapshot, entry))
+    }
+
+    /// Every tool `caller` may call.
+    pub fn list(&self, caller: &Caller) -> Vec<ToolDescription> {
+        let snapshot = self.snapshot.load();
+        let policy = self.policy.load();
+        snapshot
+            .tools
+            .values()
+            .filter(|entry| policy.check(caller, &entry.full_name).is_ok())
+            .map(|entry| ToolDescription::of(&snapshot, entry))
+            .collect()
     }
 
     async fn run_call(
         &self,
         snapshot: &Snapshot,
+        caller: &Caller,
         name: &str,
         input: Value,
         report: &mut CallReport,
@@ -256,12 +406,29 @@ impl ToolHost {
         report.tool = Some(entry.full_name.clone());
         report.component_hash = Some(component.hash.clone());
         let tool = || entry.full_name.clone();
+        let denied = |reason: String| CallError::PermissionDenied { caller: caller.to_string(), tool: tool(), reason };
+
+        self.policy.load().check(caller, &entry.full_name).map_err(denied)?;
+        if component.requires_approval {
+            let Some(approve) = &self.approval else {
+                return Err(denied("the tool requires approval and no approval hook is configured".into()));
+            };
+            let request = ApprovalRequest { caller: caller.clone(), tool: tool(), input: input.clone() };
+            if let Approval::Denied { reason } = approve(request).await {
+                return Err(denied(format!("approval denied: {reason}")));
+            }
+        }
 
         def.input_schema.check(&input).map_err(|violations| CallError::InputInvalid { tool: tool(), violations })?;
         let input_text = input.to_string();
         report.input_bytes = input_text.len() as u64;
 
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
+        let _slot = self
+            .call_slots
+            .acquire()
+            .await
+            .map_err(|_| CallError::Host { tool: tool(), message: "the host is shutting down".into() })?;
         let run = sandbox::run(
             &self.core.engine,
             &component.pre,
@@ -369,5 +536,32 @@ fn log_captured(tool: &str, captured: &CapturedOutput) {
     }
     if captured.dropped_bytes > 0 {
         tracing::info!(target: "toolhost::guest", tool, dropped_bytes = captured.dropped_bytes, "guest output over the per-call log budget was dropped");
+    }
+}
+
+/// A tool as an agent sees it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolDescription {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    pub requires_approval: bool,
+    pub layer: String,
+    pub component_hash: String,
+}
+
+impl ToolDescription {
+    fn of(snapshot: &Snapshot, entry: &ToolEntry) -> ToolDescription {
+        let def = entry.def();
+        ToolDescription {
+            name: entry.full_name.clone(),
+            description: def.description.clone(),
+            input_schema: def.input_schema.json().clone(),
+            output_schema: def.output_schema.json().clone(),
+            requires_approval: entry.component.requires_approval,
+            layer: snapshot.layers[entry.layer].name.clone(),
+            component_hash: entry.component.hash.clone(),
+        }
     }
 }

@@ -12,7 +12,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 use toolhost::{
-    CacheSetting, CallError, ErrorKind, HostConfig, Layer, LoadProgress, LoadedComponent, ToolHost, ToolHostBuilder,
+    CacheSetting, CallError, Caller, ErrorKind, ExportFormat, HostConfig, Layer, LoadProgress, LoadedComponent,
+    ToolHost, ToolHostBuilder,
 };
 
 #[derive(Parser)]
@@ -48,6 +49,10 @@ struct Cli {
     #[arg(long, global = true)]
     no_cache: bool,
 
+    /// The agent id calls are made as, checked against the configuration's policy.
+    #[arg(long, global = true, default_value = "local", env = "TOOLHOST_AGENT")]
+    agent: String,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -65,7 +70,16 @@ enum Command {
         /// A component file (`.wasm`).
         file: PathBuf,
     },
-    /// Call a tool with JSON input and print its JSON output.
+    /// Print the tools the agent may call in a function-calling format.
+    Export {
+        /// `openai` (tools array), `anthropic` (tools array) or `mcp` (tools/list result).
+        #[arg(long, short)]
+        format: ExportFormat,
+        /// A tools directory, as if given with --root.
+        dir: Option<PathBuf>,
+    },
+    /// Call a tool with JSON input and print its JSON output. Accepts full names
+    /// (`math/add`), exported names (`math__add`, `math.add`) and stdlib bare names.
     Call {
         /// `[DIR] NAME`: an optional tools directory (as if given with --root), then the
         /// tool's full name `namespace/tool` (or a stdlib tool's bare name).
@@ -119,6 +133,7 @@ fn main() -> ExitCode {
         stdlib: cli.stdlib,
         cache_dir: cli.cache_dir,
         no_cache: cli.no_cache,
+        caller: Caller::new(cli.agent),
     };
     match runtime.block_on(run(options, cli.command)) {
         Ok(code) => code,
@@ -136,6 +151,7 @@ struct HostOptions {
     stdlib: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
     no_cache: bool,
+    caller: Caller,
 }
 
 impl HostOptions {
@@ -197,6 +213,11 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
             print_json(&list_json(&host));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Export { format, dir } => {
+            let host = options.builder(dir)?.build().await?;
+            print_json(&host.export(format, &options.caller));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Inspect { file } => {
             let host = options.builder(None)?.build().await?;
             match host.inspect_file(&file).await {
@@ -240,7 +261,7 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
             for error in host.load_errors() {
                 eprintln!("warning: {error}");
             }
-            let call = host.call_detailed(&name, input).await;
+            let call = host.call_detailed_as(&options.caller, None, &name, input).await;
             if report {
                 print_json(&report_json(&call));
             }

@@ -282,6 +282,10 @@ impl Snapshot {
         if let Some(entry) = self.bare_names.get(name).and_then(|full| self.tools.get(full)) {
             return Ok(entry);
         }
+        // Names as function-calling exports spell them: `ns__tool`, `ns.tool`.
+        if let Some(entry) = crate::export::unmap(name).and_then(|full| self.tools.get(&full)) {
+            return Ok(entry);
+        }
         Err(CallError::NotFound { name: name.to_owned(), suggestions: self.close_matches(name) })
     }
 
