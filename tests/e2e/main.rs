@@ -1,6 +1,7 @@
 //! End-to-end tests of toolhost: components built from source in this test run, loaded
 //! from real directories, driven through the library and the CLI. One file per feature.
 
+mod agents;
 mod calls;
 mod cli;
 mod grants;
