@@ -151,3 +151,37 @@ fn inspect_shows_what_a_component_could_ask_for_and_what_it_is_granted() {
     assert_eq!(inspection["limits"]["timeout"], 2000);
     assert!(!String::from_utf8_lossy(&output.stdout).contains("s3cr3t"), "config values are never shown");
 }
+
+#[test]
+fn the_agent_loop_example_runs_against_the_example_tools() {
+    let bin = toolhost_bin();
+    let profile_dir = bin.parent().unwrap();
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args(["build", "--quiet", "-p", "toolhost", "--example", "agent_loop", "--target-dir"])
+        .arg(profile_dir.parent().unwrap());
+    if profile_dir.ends_with("release") {
+        cargo.arg("--release");
+    }
+    assert!(cargo.status().unwrap().success());
+    let tools = ToolsDir::with_examples();
+    let output = Command::new(profile_dir.join("examples/agent_loop")).arg(tools.path()).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("exported 9 tools"), "{stdout}");
+    assert!(stdout.contains(r#"tool call_1 (math__evaluate): {"value":1200.0}"#), "{stdout}");
+    assert!(stdout.contains(r#"tool call_3 (math__add): {"error":"input_invalid""#), "{stdout}");
+    assert!(stdout.contains(r#"tool call_4 (math__add): {"value":6.0}"#), "{stdout}");
+}
+
+#[test]
+fn export_prints_each_format() {
+    let tools = ToolsDir::with_examples();
+    let dir = tools.path().to_str().unwrap();
+    let openai = stdout_json(&toolhost(&["export", "--format", "openai", dir], None));
+    assert_eq!(openai[0]["function"]["name"], "json__get");
+    let mcp = stdout_json(&toolhost(&["export", "--format", "mcp", dir], None));
+    assert_eq!(mcp["tools"][0]["name"], "json.get");
+    let bad = toolhost(&["export", "--format", "xml", dir], None);
+    assert_eq!(bad.status.code(), Some(2), "a usage error");
+}

@@ -1,0 +1,94 @@
+//! An agent loop over toolhost, as an agent framework would embed it.
+//!
+//! 1. Start a host on a tools directory and export its tools in OpenAI's
+//!    function-calling format (what goes into the model request's `tools`).
+//! 2. Take the model's reply. No model is reachable here, so the replies are scripted,
+//!    in exactly the shape OpenAI's chat completions API returns `tool_calls`.
+//! 3. Execute every tool call of a turn at once with `call_many`, on behalf of the
+//!    agent and session, and turn each result (success or error) into a `tool` message
+//!    for the next model request.
+//!
+//! Run: `cargo xtask install-examples tools && cargo run --release -p toolhost --example agent_loop -- tools`
+
+use serde_json::{Value, json};
+use toolhost::{Caller, ExportFormat, ToolCall, ToolHost};
+
+/// What a model answered, turn by turn: the `message` of a chat completion choice.
+fn scripted_model_turns() -> Vec<Value> {
+    vec![
+        json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                { "id": "call_1", "type": "function",
+                  "function": { "name": "math__evaluate", "arguments": "{\"expression\": \"(1200 * 1.08) - 96\"}" } },
+                { "id": "call_2", "type": "function",
+                  "function": { "name": "text__slugify", "arguments": "{\"text\": \"Quarterly Report: Q3 2026\"}" } },
+            ]
+        }),
+        json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                // A model mistake: a string where the schema wants numbers. The host
+                // answers with a precise error the model can correct.
+                { "id": "call_3", "type": "function",
+                  "function": { "name": "math__add", "arguments": "{\"numbers\": \"1, 2, 3\"}" } },
+                { "id": "call_4", "type": "function",
+                  "function": { "name": "math__add", "arguments": "{\"numbers\": [1, 2, 3]}" } },
+            ]
+        }),
+        json!({ "role": "assistant", "content": "The total is 1200 and the slug is quarterly-report-q3-2026." }),
+    ]
+}
+
+/// Turns a model message's `tool_calls` into host calls. Malformed `arguments` text
+/// becomes a call with the raw text, which the host rejects as invalid input.
+fn tool_calls(message: &Value) -> Vec<ToolCall> {
+    let Some(calls) = message["tool_calls"].as_array() else { return Vec::new() };
+    calls
+        .iter()
+        .map(|call| {
+            let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
+            ToolCall {
+                id: call["id"].as_str().unwrap_or_default().to_owned(),
+                name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                input: serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned())),
+            }
+        })
+        .collect()
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let tools_dir = std::env::args().nth(1).unwrap_or_else(|| "tools".into());
+    let host = ToolHost::builder().root(&tools_dir).build().await?;
+    for error in host.load_errors() {
+        eprintln!("warning: {error}");
+    }
+    let agent = Caller::new("example-agent").with_session("session-1");
+
+    let tools = host.export(ExportFormat::OpenAi, &agent);
+    println!("exported {} tools for the model request", tools.as_array().map_or(0, Vec::len));
+    let mut conversation =
+        vec![json!({ "role": "user", "content": "Price 1200 with 8% tax minus 96, and a slug for the report title." })];
+
+    for message in scripted_model_turns() {
+        println!("\nmodel: {}", message);
+        conversation.push(message.clone());
+        let calls = tool_calls(&message);
+        if calls.is_empty() {
+            break;
+        }
+        for report in host.call_many(&agent, calls).await {
+            let content = match &report.outcome {
+                Ok(output) => output.to_string(),
+                Err(error) => json!({ "error": error.kind(), "message": error.to_string() }).to_string(),
+            };
+            println!("tool {} ({}): {content}", report.call_id.as_deref().unwrap_or("?"), report.requested);
+            conversation.push(json!({ "role": "tool", "tool_call_id": report.call_id, "content": content }));
+        }
+    }
+    println!("\n{} messages in the conversation", conversation.len());
+    Ok(())
+}
