@@ -83,6 +83,11 @@ impl Audit {
         Ok(Audit { subscribers, file })
     }
 
+    /// Whether anyone listens; records are not even built otherwise.
+    pub fn is_active(&self) -> bool {
+        self.file.is_some() || self.subscribers.receiver_count() > 0
+    }
+
     pub fn record(&self, record: CallRecord) {
         if let Some(file) = &self.file {
             if let Ok(line) = serde_json::to_string(&record) {

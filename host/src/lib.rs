@@ -37,6 +37,7 @@ pub mod guest_output;
 pub mod host_config;
 pub mod limits;
 pub mod manifest;
+pub mod mcp;
 pub mod names;
 pub mod outbound;
 pub mod policy;
@@ -335,7 +336,9 @@ impl ToolHost {
         };
         report.outcome = self.run_call(&snapshot, caller, name, input, &mut report).await;
         report.duration = started.elapsed();
-        self.audit.record(CallRecord::from_report(&report, started_at));
+        if self.audit.is_active() {
+            self.audit.record(CallRecord::from_report(&report, started_at));
+        }
         report
     }
 

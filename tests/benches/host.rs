@@ -28,6 +28,26 @@ fn calls(c: &mut Criterion) {
     group.bench_function("text_slugify", |b| {
         b.to_async(&rt).iter(|| async { host.call("text/slugify", json!({ "text": "Hello, World!" })).await.unwrap() })
     });
+    // Throughput on every core: 1000 calls from 8 concurrent tasks per iteration.
+    group.throughput(criterion::Throughput::Elements(1000));
+    group.bench_function("math_add_1000_calls_8_tasks", |b| {
+        b.to_async(&rt).iter(|| async {
+            let tasks: Vec<_> = (0..8)
+                .map(|_| {
+                    let host = host.clone();
+                    tokio::spawn(async move {
+                        for _ in 0..125 {
+                            host.call("math/add", json!({ "numbers": [1, 2] })).await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+        })
+    });
+    group.throughput(criterion::Throughput::Elements(1));
     group.bench_function("input_rejected_by_schema", |b| {
         b.to_async(&rt).iter(|| async { host.call("math/add", json!({ "numbers": "x" })).await.unwrap_err() })
     });
