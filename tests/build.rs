@@ -1,20 +1,39 @@
 //! Builds every guest the tests use from source, for `wasm32-wasip2`: the example tools
 //! and the test guests. The components land in `<target>/guests/` and their directory
 //! reaches the tests as `TOOLHOST_GUEST_DIR`.
+//!
+//! Then the example tools in JavaScript, Python and C, with their own toolchains
+//! (installed under `<target>/toolchains/` on first use), into `<target>/guests/polyglot/`,
+//! which reaches the tests as `TOOLHOST_POLYGLOT_DIR`. The same code as
+//! `cargo xtask build-polyglot`.
 
 use std::path::{Path, PathBuf};
 
+#[path = "../xtask/src/c_guest.rs"]
+mod c_guest;
 #[path = "../xtask/src/guests.rs"]
 mod guests;
+#[path = "../xtask/src/polyglot.rs"]
+mod polyglot;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace root").to_owned();
-    for watched in ["example-tools", "tests/guests", "guest-sdk", "wit", "xtask/src/guests.rs"] {
+    for watched in [
+        "example-tools",
+        "tests/guests",
+        "guest-sdk",
+        "wit",
+        "xtask/src/guests.rs",
+        "xtask/src/polyglot.rs",
+        "xtask/src/c_guest.rs",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     let target_dir = guest_target_dir();
     let fail = |message: String| -> ! {
-        println!("cargo:warning={message}");
+        for line in message.lines() {
+            println!("cargo:warning={line}");
+        }
         std::process::exit(1)
     };
     guests::ensure_wasm_target().unwrap_or_else(|e| fail(e));
@@ -23,6 +42,13 @@ fn main() {
         built = guests::build_workspace(&root.join(workspace), &target_dir).unwrap_or_else(|e| fail(e));
     }
     println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", built.display());
+
+    let polyglot_dir = target_dir.join("polyglot");
+    let target = target_dir.parent().unwrap_or(&target_dir);
+    polyglot::build_all(&root, target, &polyglot_dir, &mut |line| eprintln!("{line}")).unwrap_or_else(|e| {
+        fail(format!("building the JavaScript, Python and C example tools failed (`cargo xtask build-polyglot` does the same): {e}"))
+    });
+    println!("cargo:rustc-env=TOOLHOST_POLYGLOT_DIR={}", polyglot_dir.display());
 }
 
 /// `<target>/guests`, found from OUT_DIR (`<target>/<profile>/build/<pkg>/out`), so the

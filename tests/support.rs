@@ -19,6 +19,19 @@ pub fn component(crate_name: &str) -> PathBuf {
     path
 }
 
+/// Directory holding the example tools written in JavaScript, Python and C, built for
+/// this test run (`js_units.wasm`, `py_dates.wasm`, `c_checksum.wasm`).
+pub fn polyglot_dir() -> PathBuf {
+    PathBuf::from(env!("TOOLHOST_POLYGLOT_DIR"))
+}
+
+/// Path of a built JavaScript, Python or C example tool by name (`js_units`, …).
+pub fn polyglot_component(name: &str) -> PathBuf {
+    let path = polyglot_dir().join(format!("{name}.wasm"));
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
 /// A temporary tools root.
 pub struct ToolsDir {
     dir: TempDir,
@@ -39,6 +52,15 @@ impl ToolsDir {
             namespace,
             &format!("{file_stem}.wasm"),
             &std::fs::read(component(crate_name)).expect("read component"),
+        )
+    }
+
+    /// Copies a built JavaScript, Python or C example tool to `<namespace>/<name>.wasm`.
+    pub fn install_polyglot(&self, name: &str, namespace: &str) -> PathBuf {
+        self.write(
+            namespace,
+            &format!("{name}.wasm"),
+            &std::fs::read(polyglot_component(name)).expect("read component"),
         )
     }
 
@@ -190,4 +212,54 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) {
     let temporary = path.with_extension("partial-write");
     std::fs::write(&temporary, bytes).expect("write temporary file");
     std::fs::rename(&temporary, path).expect("rename into place");
+}
+
+/// The Python interpreter of a virtual environment holding the official MCP Python SDK
+/// (`mcp` 2.x), at `<target>/toolchains/mcp-venv`. Created on first use (`python3 -m
+/// venv`, then pip from PyPI; `$TOOLHOST_PYTHON` names another base interpreter) and
+/// reused afterwards: a marker file records a finished install, and a file lock keeps
+/// parallel tests and test processes from installing at once.
+pub fn mcp_python() -> PathBuf {
+    const REQUIREMENT: &str = "mcp>=2,<3";
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test exe path");
+            // <target>/<profile>/deps/e2e-<hash>
+            let target_dir = exe.parent().and_then(Path::parent).and_then(Path::parent).expect("target dir");
+            let toolchains = target_dir.join("toolchains");
+            std::fs::create_dir_all(&toolchains).expect("create the toolchains dir");
+            let venv = toolchains.join("mcp-venv");
+            let python = if cfg!(windows) {
+                venv.join("Scripts").join("python.exe")
+            } else {
+                venv.join("bin").join("python")
+            };
+            let marker = venv.join(".toolhost-installed");
+            let ready = || python.is_file() && std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == REQUIREMENT);
+            if ready() {
+                return python;
+            }
+            let lock = std::fs::File::create(toolchains.join("mcp-venv.lock")).expect("create the venv lock file");
+            lock.lock().expect("lock the venv lock file");
+            if !ready() {
+                let run = |command: &mut Command| {
+                    let status = command.status().unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+                    assert!(status.success(), "{command:?} failed: {status}");
+                };
+                let base = std::env::var_os("TOOLHOST_PYTHON").unwrap_or_else(|| "python3".into());
+                run(Command::new(base).args(["-m", "venv"]).arg(&venv));
+                run(Command::new(&python).args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    REQUIREMENT,
+                ]));
+                std::fs::write(&marker, REQUIREMENT).expect("write the venv marker");
+            }
+            python
+        })
+        .clone()
 }

@@ -44,6 +44,7 @@ pub mod policy;
 pub mod registry;
 mod reload;
 mod sandbox;
+pub mod scaffold;
 pub mod schema;
 mod watch;
 

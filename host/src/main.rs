@@ -7,6 +7,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -92,6 +93,34 @@ enum Command {
         /// the output.
         #[arg(long)]
         report: bool,
+    },
+    /// Serve the tools the agent may call as an MCP server: over stdio (stdout carries
+    /// only protocol messages), or Streamable HTTP at http://ADDR/mcp with --http.
+    /// Component files are watched; clients get notifications/tools/list_changed.
+    Serve {
+        /// A tools directory, as if given with --root.
+        dir: Option<PathBuf>,
+        /// Serve Streamable HTTP on ADDR (`127.0.0.1:8080`, or a port for 127.0.0.1;
+        /// port 0 picks one). The bound address is printed to stderr.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// With --http: a host name (or `name:port`) accepted in the Host header besides
+        /// the loopback names; repeat for more. Others are refused (DNS rebinding).
+        #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+        allow_hosts: Vec<String>,
+    },
+    /// Create a tool project: one example tool (`NAME/greet`), its build command and a
+    /// README on building, installing and calling it.
+    New {
+        /// The project's name, which is also its tools' namespace (`[a-z][a-z0-9]*`
+        /// words joined by single `_` or `-`).
+        name: String,
+        /// rust, js, python or c.
+        #[arg(long, default_value = "rust")]
+        lang: toolhost::scaffold::Lang,
+        /// Where to create it [default: ./NAME]; must be empty or missing.
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -208,6 +237,18 @@ fn print_progress(progress: LoadProgress) {
 
 async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::New { name, lang, dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
+            let files = toolhost::scaffold::scaffold(&name, lang, &dir)?;
+            print_json(&json!({
+                "project": dir,
+                "lang": lang.as_str(),
+                "files": files,
+                "build": lang.build_command(),
+                "component": dir.join(lang.component_path(&name)),
+            }));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::List { dir } => {
             let host = options.builder(dir)?.build().await?;
             print_json(&list_json(&host));
@@ -274,6 +315,30 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
                 }
                 Err(error) => Ok(report_error(&error)),
             }
+        }
+        Command::Serve { dir, http, allow_hosts } => {
+            let host = options.builder(dir)?.build().await?;
+            for error in host.load_errors() {
+                eprintln!("warning: {error}");
+            }
+            let _watch = host.watch(Duration::from_millis(100))?;
+            match http {
+                None => toolhost::mcp::serve_stdio(host, options.caller).await?,
+                Some(addr) => {
+                    let listener = toolhost::mcp::bind(&addr).await?;
+                    eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::mcp::HTTP_PATH);
+                    let http_options = toolhost::mcp::HttpOptions { extra_allowed_hosts: allow_hosts };
+                    toolhost::mcp::serve_http_on(
+                        host,
+                        options.caller,
+                        listener,
+                        http_options,
+                        toolhost::mcp::shutdown_signal(),
+                    )
+                    .await?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -208,6 +208,9 @@ fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> Ca
     if state.limiter.memory_refused {
         return CallError::MemoryLimit { tool, limit: limits.memory };
     }
+    if let Some(exhausted) = error.downcast_ref::<wasmtime::PoolConcurrencyLimitError>() {
+        return CallError::Host { tool, message: format!("no free instance slot: {exhausted}") };
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => CallError::OutOfFuel { tool, limit: limits.fuel },
         Some(Trap::Interrupt) => CallError::Timeout { tool, limit: limits.timeout },

@@ -5,6 +5,8 @@ mod agents;
 mod calls;
 mod cli;
 mod grants;
+mod languages;
 mod limits;
 mod load_errors;
+mod mcp;
 mod registry;

@@ -6,8 +6,16 @@
 //! - `cargo xtask lint`: rustfmt and clippy over every workspace, warnings denied.
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
+//! - `cargo xtask build-polyglot [OUT_DIR]`: builds the JavaScript, Python and C example
+//!   tools (installing their toolchains under `target/toolchains/` first).
+//! - `cargo xtask build-c PROJECT_DIR [OUT.wasm]`: builds a C tool project (as written by
+//!   `toolhost new NAME --lang c`) into a component.
+//! - `cargo xtask c-bindings WIT OUT_DIR` / `cargo xtask c-component CORE.wasm OUT.wasm`:
+//!   the two WebAssembly steps of a C build, for a build driven by hand.
 
+mod c_guest;
 mod guests;
+mod polyglot;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -27,7 +35,27 @@ fn main() -> ExitCode {
             Some(dir) => install_examples(Path::new(dir)).map(|_| ()),
             None => Err("usage: cargo xtask install-examples DIR".into()),
         },
-        _ => Err("usage: cargo xtask <demo | test | lint | bench | install-examples DIR>".into()),
+        Some("build-polyglot") => build_polyglot(args.get(1).map(PathBuf::from)),
+        Some("build-c") => match &args[1..] {
+            [project] => build_c_project(Path::new(project), None),
+            [project, output] => build_c_project(Path::new(project), Some(Path::new(output))),
+            _ => Err("usage: cargo xtask build-c PROJECT_DIR [OUT.wasm]".into()),
+        },
+        Some("c-bindings") => match &args[1..] {
+            [wit, out_dir] => {
+                c_guest::generate_bindings(Path::new(wit), polyglot::WORLD, Path::new(out_dir)).map(|files| {
+                    files.iter().for_each(|file| println!("wrote {}", file.display()));
+                })
+            }
+            _ => Err("usage: cargo xtask c-bindings WIT OUT_DIR".into()),
+        },
+        Some("c-component") => match &args[1..] {
+            [core, output] => c_guest::componentize(Path::new(core), Path::new(output)),
+            _ => Err("usage: cargo xtask c-component CORE.wasm OUT.wasm".into()),
+        },
+        _ => Err("usage: cargo xtask <demo | test | lint | bench | install-examples DIR | build-polyglot [OUT_DIR] \
+                  | build-c PROJECT_DIR [OUT.wasm] | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm>"
+            .into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -65,6 +93,32 @@ fn install_examples(dir: &Path) -> Result<PathBuf, String> {
         println!("installed {}", installed.display());
     }
     Ok(dir.to_owned())
+}
+
+/// Builds the JavaScript, Python and C example tools into `out_dir` (default
+/// `<target>/guests/polyglot`).
+fn build_polyglot(out_dir: Option<PathBuf>) -> Result<(), String> {
+    let out_dir = out_dir.unwrap_or_else(|| target_dir().join("guests/polyglot"));
+    let built = polyglot::build_all(&root(), &target_dir(), &out_dir, &mut |line| println!("{line}"))?;
+    println!("{} components in {}", built.len(), out_dir.display());
+    Ok(())
+}
+
+/// Builds a C tool project: `<project>/wit/` and `<project>/src/*.c` into
+/// `<project>/<project name>.wasm` (or `output`).
+fn build_c_project(project: &Path, output: Option<&Path>) -> Result<(), String> {
+    let project = std::path::absolute(project).map_err(|e| format!("{}: {e}", project.display()))?;
+    let name = project.file_name().ok_or("the project directory has no name")?.to_string_lossy().replace('-', "_");
+    let output = match output {
+        Some(output) => std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?,
+        None => project.join(format!("{name}.wasm")),
+    };
+    let toolchains = polyglot::toolchains_dir(&target_dir());
+    let python = polyglot::ensure_python_tools(&toolchains, &mut |line| println!("{line}"))?;
+    let work = project.join("build");
+    polyglot::build_c(&python, &toolchains, &project.join("wit"), &project.join("src"), &work, &output)?;
+    println!("built {}", output.display());
+    Ok(())
 }
 
 fn demo() -> Result<(), String> {
@@ -178,7 +232,7 @@ fn lint() -> Result<(), String> {
 fn bench(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
     let mut command = cargo();
-    command.args(["bench", "-p", "toolhost-tests", "--bench", "host"]).args(extra);
+    command.args(["bench", "-p", "toolhost-tests"]).args(extra);
     run(command)?;
     print_bench_table(&target_dir().join("criterion"))
 }

@@ -1,0 +1,455 @@
+//! The MCP server: the tools a caller may call, served over stdio or Streamable HTTP with
+//! the official Rust SDK (`rmcp`), which owns the JSON-RPC framing, the lifecycle and
+//! every protocol revision (2024-11-05 … 2025-11-25 and the stateless 2026-07-28).
+//!
+//! | MCP | toolhost |
+//! |---|---|
+//! | `tools/list` | [`ToolHost::list`] for the caller; names through [`export::mcp_name`] (`math/add` → `math.add`) |
+//! | `tools/call` | [`ToolHost::call_detailed_as`]; any accepted name form resolves |
+//! | tool failure (any [`CallError`] but `NotFound`) | a result with `isError: true` and `kind: message` text |
+//! | unknown tool | JSON-RPC error `-32602` (invalid params) naming the close matches |
+//! | registry change with tools changed | `notifications/tools/list_changed` |
+//!
+//! The tool list is built once per registry snapshot and reused by every `tools/list`
+//! until a reload publishes a new snapshot.
+//!
+//! Nothing here writes to stdout: in stdio mode stdout carries only protocol messages
+//! (guests' stdout is captured by the sandbox, the host logs to stderr).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::ToolHost;
+use crate::error::CallError;
+use crate::export;
+use crate::policy::Caller;
+use crate::registry::{RegistryChange, Snapshot};
+
+/// The path the Streamable HTTP endpoint is mounted at.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// Hosts accepted in the `Host` header when none are configured: loopback only, on any
+/// port, so a page on another site cannot reach a local server by DNS rebinding.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// Serves MCP over this process's stdin and stdout until stdin closes (or the client
+/// goes away). Logs go to stderr; nothing else is written to stdout.
+pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
+    let server = McpServer::new(Arc::new(Shared::new(host, caller)));
+    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+        Ok(running) => running,
+        // stdin closed before the client said anything: nothing to serve.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(anyhow::anyhow!("MCP session did not start: {e}")),
+    };
+    let reason = running.waiting().await?;
+    tracing::debug!(?reason, "MCP stdio session ended");
+    Ok(())
+}
+
+/// Options of the Streamable HTTP server.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Hosts (`name` or `name:port`) accepted in the `Host` header, in addition to the
+    /// loopback names. Requests naming any other host are refused with 403.
+    pub extra_allowed_hosts: Vec<String>,
+}
+
+impl HttpOptions {
+    fn allowed_hosts(&self) -> Vec<String> {
+        LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).chain(self.extra_allowed_hosts.iter().cloned()).collect()
+    }
+
+    /// Browser origins accepted in an `Origin` header (requests without one pass): the
+    /// allowed hosts over http and https, any port unless the host names one.
+    fn allowed_origins(&self) -> Vec<String> {
+        let mut origins = Vec::new();
+        for host in self.allowed_hosts() {
+            let host = if host.contains(':') && !host.starts_with('[') && host.matches(':').count() > 1 {
+                format!("[{host}]") // a bare IPv6 address
+            } else {
+                host
+            };
+            let has_port = host.rsplit_once(':').is_some_and(|(_, port)| port.parse::<u16>().is_ok());
+            for scheme in ["http", "https"] {
+                origins.push(if has_port { format!("{scheme}://{host}") } else { format!("{scheme}://{host}:*") });
+            }
+        }
+        origins
+    }
+}
+
+/// Binds `addr` (`host:port`, or a bare port meaning `127.0.0.1:port`) for
+/// [`serve_http_on`]. Port 0 picks a free port; the listener knows which.
+pub async fn bind(addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    let listener = match addr.parse::<u16>() {
+        Ok(port) => tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).await,
+        Err(_) => tokio::net::TcpListener::bind(addr).await,
+    };
+    listener.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
+}
+
+/// Serves MCP over Streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM.
+pub async fn serve_http(host: ToolHost, caller: Caller, addr: SocketAddr, options: HttpOptions) -> anyhow::Result<()> {
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    serve_http_on(host, caller, listener, options, shutdown_signal()).await
+}
+
+/// Serves MCP over Streamable HTTP on a bound listener until `shutdown` completes; open
+/// sessions and their event streams are closed then.
+pub async fn serve_http_on(
+    host: ToolHost,
+    caller: Caller,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() {
+        tracing::warn!(%addr, "the MCP server listens on a non-loopback address: anyone who can reach it can call tools");
+    }
+    let (router, stop) = http_router(host, caller, &options);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stop();
+        })
+        .await?;
+    Ok(())
+}
+
+/// The axum router serving MCP at [`HTTP_PATH`], and a function that closes its
+/// sessions and event streams (the SDK's cancellation token, without naming its type).
+fn http_router(host: ToolHost, caller: Caller, options: &HttpOptions) -> (axum::Router, Box<dyn Fn() + Send + Sync>) {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts())
+        .with_allowed_origins(options.allowed_origins());
+    let stop = config.cancellation_token.clone();
+    let shared = Arc::new(Shared::new(host, caller));
+    // One handler per session (and per stateless request): each session's handler
+    // forwards registry changes to its own client.
+    let service = StreamableHttpService::new(
+        move || Ok(McpServer::new(shared.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().route_service(HTTP_PATH, service);
+    (router, Box::new(move || stop.cancel()))
+}
+
+/// Completes on Ctrl-C or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// What every session shares: the host, who calls, and the tool list of the last
+/// snapshot it was built for.
+struct Shared {
+    host: ToolHost,
+    caller: Caller,
+    tools: Mutex<Option<ToolList>>,
+}
+
+/// The MCP tool definitions of one snapshot. `snapshot` is weak so a cached list never
+/// keeps an old registry alive, yet its allocation (and so its address) is not reused
+/// while the cache refers to it.
+struct ToolList {
+    snapshot: Weak<Snapshot>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl Shared {
+    fn new(host: ToolHost, caller: Caller) -> Self {
+        Shared { host, caller, tools: Mutex::new(None) }
+    }
+
+    /// The tools the caller may call, rebuilt only when the registry snapshot changed.
+    fn tools(&self) -> Arc<Vec<Tool>> {
+        loop {
+            let snapshot = self.host.snapshot();
+            if let Some(cached) = self.tools.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+                && Weak::ptr_eq(&cached.snapshot, &Arc::downgrade(&snapshot))
+            {
+                return cached.tools.clone();
+            }
+            let tools: Vec<Tool> = self.host.list(&self.caller).iter().map(mcp_tool).collect();
+            // A reload between the two loads: the list may be of the newer snapshot;
+            // build again rather than cache it under the wrong one.
+            if !Arc::ptr_eq(&snapshot, &self.host.snapshot()) {
+                continue;
+            }
+            let tools = Arc::new(tools);
+            *self.tools.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(ToolList { snapshot: Arc::downgrade(&snapshot), tools: tools.clone() });
+            return tools;
+        }
+    }
+
+    async fn call(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, ErrorData> {
+        let input = Value::Object(arguments.unwrap_or_default());
+        let report = self.host.call_detailed_as(&self.caller, None, name, input).await;
+        match report.outcome {
+            Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
+            Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
+            Err(CallError::NotFound { name, suggestions }) => Err(unknown_tool(&name, &suggestions)),
+            Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("{}: {error}", error.kind()))])),
+        }
+    }
+}
+
+/// A tool as `tools/list` shows it.
+fn mcp_tool(description: &crate::ToolDescription) -> Tool {
+    let input = mcp_input_schema(&description.input_schema);
+    let mut tool = Tool::new(export::mcp_name(&description.name), description.description.clone(), input)
+        .with_title(description.name.clone());
+    if let Some(Value::Object(output)) = export::mcp_output_schema(&description.output_schema) {
+        tool = tool.with_raw_output_schema(Arc::new(output));
+    }
+    tool
+}
+
+/// MCP passes arguments as an object and requires `inputSchema.type` to be `"object"`
+/// (clients reject a tool list otherwise). A schema without a type (any value) gets one;
+/// a schema of another type is kept under `allOf` (with its definitions left at the
+/// root, where its references point), so it still says what the tool accepts.
+fn mcp_input_schema(schema: &Value) -> JsonObject {
+    let mut schema = match export::object_schema(schema) {
+        Value::Object(map) => map,
+        // `false`: accepts nothing.
+        _ => return json_object(json!({ "type": "object", "not": {} })),
+    };
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "object" => schema,
+        None => {
+            schema.insert("type".into(), json!("object"));
+            schema
+        }
+        Some(_) => {
+            let mut wrapper = JsonObject::new();
+            wrapper.insert("type".into(), json!("object"));
+            for key in ["$defs", "definitions"] {
+                if let Some(definitions) = schema.remove(key) {
+                    wrapper.insert(key.into(), definitions);
+                }
+            }
+            wrapper.insert("allOf".into(), json!([Value::Object(schema)]));
+            wrapper
+        }
+    }
+}
+
+fn json_object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The protocol error for a name that resolves to no tool (MCP: invalid params).
+fn unknown_tool(name: &str, suggestions: &[String]) -> ErrorData {
+    let suggestions: Vec<String> = suggestions.iter().map(|s| export::mcp_name(s)).collect();
+    let mut message = format!("unknown tool `{name}`");
+    if !suggestions.is_empty() {
+        let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+        message.push_str(&format!(" (did you mean {}?)", quoted.join(", ")));
+    }
+    ErrorData::invalid_params(message, Some(json!({ "name": name, "suggestions": suggestions })))
+}
+
+/// One MCP session's handler: cheap, created per session (stdio: once).
+struct McpServer {
+    shared: Arc<Shared>,
+    /// Dropped with the handler, which ends this session's change forwarder.
+    forwarder: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl McpServer {
+    fn new(shared: Arc<Shared>) -> Self {
+        McpServer { shared, forwarder: Mutex::new(None) }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")).with_title("toolhost"))
+            .with_instructions(
+                "Tools run as sandboxed WebAssembly components. A tool's input and output are \
+                 validated against its schemas; a failed call returns isError with the kind of \
+                 failure (input_invalid, failed, trap, timeout, out_of_fuel, …).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools().as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools().iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.shared.call(&request.name, request.arguments).await.map(CallToolResponse::from)
+    }
+
+    /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change
+    /// that touches tools reaches this client as `notifications/tools/list_changed`.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let mut slot = self.forwarder.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_some() {
+            return;
+        }
+        *slot = Some(stop);
+        drop(slot);
+        let peer = context.peer;
+        let changes = self.shared.host.subscribe();
+        tokio::spawn(async move {
+            forward_changes(changes, stopped, |_| {
+                let peer = peer.clone();
+                async move { peer.notify_tool_list_changed().await.is_ok() }
+            })
+            .await;
+        });
+    }
+
+    /// Stateless lifecycle (2026-07-28): list changes go to `subscriptions/listen`.
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let changes = self.shared.host.subscribe();
+        let sink = context.sink().clone();
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = forward_changes(changes, std::future::pending::<()>(), |_| {
+                let sink = sink.clone();
+                async move { sink.notify_tool_list_changed().await.is_ok() }
+            }) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Sends a notification for every change that touches tools (and after missed changes)
+/// until `stop` completes, the registry goes away, or a send fails (client gone).
+async fn forward_changes<Stop, Notify, Sent>(
+    mut changes: tokio::sync::broadcast::Receiver<RegistryChange>,
+    stop: Stop,
+    send: Notify,
+) where
+    Stop: Future,
+    Notify: Fn(&RegistryChange) -> Sent,
+    Sent: Future<Output = bool>,
+{
+    tokio::pin!(stop);
+    loop {
+        let change = tokio::select! {
+            _ = &mut stop => return,
+            change = changes.recv() => change,
+        };
+        let change = match change {
+            Ok(change) if change.tools_changed() => change,
+            Ok(_) => continue,
+            // Changes were missed: the list may have changed.
+            Err(RecvError::Lagged(_)) => RegistryChange::default(),
+            Err(RecvError::Closed) => return,
+        };
+        if !send(&change).await {
+            return;
+        }
+        tracing::debug!(added = ?change.added, removed = ?change.removed, changed = ?change.changed, "sent tools/list_changed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_tools_name_their_close_matches_in_mcp_form() {
+        let error = unknown_tool("math.ad", &["math/add".into()]);
+        assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert_eq!(error.message, "unknown tool `math.ad` (did you mean `math.add`?)");
+    }
+
+    #[test]
+    fn origins_follow_the_allowed_hosts() {
+        let options = HttpOptions { extra_allowed_hosts: vec!["tools.example:8443".into()] };
+        let origins = options.allowed_origins();
+        assert!(origins.contains(&"http://localhost:*".to_owned()));
+        assert!(origins.contains(&"http://[::1]:*".to_owned()));
+        assert!(origins.contains(&"https://tools.example:8443".to_owned()));
+    }
+
+    #[test]
+    fn tool_definitions_use_mcp_names_and_object_schemas() {
+        let description = crate::ToolDescription {
+            name: "math/add".into(),
+            description: "Adds.".into(),
+            input_schema: json!({ "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object" }),
+            output_schema: json!({ "type": "number" }),
+            requires_approval: false,
+            layer: "project".into(),
+            component_hash: "x".into(),
+        };
+        let tool = mcp_tool(&description);
+        assert_eq!(tool.name, "math.add");
+        assert_eq!(tool.title.as_deref(), Some("math/add"));
+        assert_eq!(Value::Object((*tool.input_schema).clone()), json!({ "type": "object" }));
+        assert!(tool.output_schema.is_none(), "a non-object output has no outputSchema");
+    }
+
+    #[test]
+    fn input_schemas_always_describe_objects() {
+        assert_eq!(Value::Object(mcp_input_schema(&json!({ "title": "Any" }))), json!({ "title": "Any", "type": "object" }));
+        assert_eq!(Value::Object(mcp_input_schema(&json!(true))), json!({ "type": "object" }));
+        assert_eq!(
+            Value::Object(mcp_input_schema(&json!({ "type": "array", "items": { "$ref": "#/$defs/x" }, "$defs": { "x": {} } }))),
+            json!({ "type": "object", "$defs": { "x": {} }, "allOf": [{ "type": "array", "items": { "$ref": "#/$defs/x" } }] })
+        );
+    }
+}

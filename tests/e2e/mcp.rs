@@ -1,0 +1,307 @@
+//! `toolhost serve`: the MCP server, driven over stdio and Streamable HTTP by the official
+//! MCP Python SDK (`tests/mcp/client.py`, in a venv the suite creates), plus raw-wire
+//! checks a well-behaved SDK client would never make: a probe of the stateless protocol
+//! revision, a foreign `Host` header, stdin closing.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolhost_tests::{ToolsDir, component, mcp_python, toolhost_bin};
+
+/// Runs `client.py MODE` against `toolhost serve` over a tools directory holding `math`,
+/// `hostile` and `text`; the client replaces `text/text.wasm` with the `json` component
+/// mid-session. Returns what the client observed.
+fn drive_with_python_sdk(mode: &str) -> Value {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.install("hostile", "hostile", "hostile");
+    let target = tools.install("text", "text", "text");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py");
+    let output = Command::new(mcp_python())
+        .arg(&client)
+        .arg(mode)
+        .arg(toolhost_bin())
+        .arg(tools.path())
+        .arg(component("json"))
+        .arg(&target)
+        .output()
+        .expect("run the Python MCP client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "client.py {mode} failed ({}):\n{stderr}\n{stdout}", output.status);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("client.py printed no JSON ({e}): {stdout}"))
+}
+
+/// What both transports must show the SDK client.
+fn assert_session(seen: &Value) {
+    let mode = seen["transport"].as_str().unwrap_or("?");
+    assert_eq!(seen["server_name"], "toolhost", "{mode}");
+    assert_eq!(seen["list_changed_capability"], true, "{mode}: the server announces tools.listChanged");
+    assert!(seen["protocol_version"].as_str().is_some_and(|v| v.len() == 10), "{mode}: {}", seen["protocol_version"]);
+
+    // tools/list: MCP names, the full name as the title, both schemas.
+    let tools = seen["tools"].as_object().expect("tools");
+    let mut names: Vec<&String> = tools.keys().collect();
+    names.sort();
+    for expected in ["math.add", "math.divide", "math.evaluate", "hostile.fail", "text.slugify", "text.word_count"] {
+        assert!(tools.contains_key(expected), "{mode}: {expected} in {names:?}");
+    }
+    let add = &tools["math.add"];
+    assert_eq!(add["title"], "math/add", "{mode}");
+    assert!(add["description"].as_str().is_some_and(|d| !d.is_empty()), "{mode}: {add}");
+    assert_eq!(add["input_schema"]["type"], "object", "{mode}: {add}");
+    assert_eq!(add["input_schema"]["required"], json!(["numbers"]), "{mode}: {add}");
+    assert_eq!(add["output_schema"]["type"], "object", "{mode}: {add}");
+
+    // tools/call: structured content plus a text block.
+    assert_eq!(seen["add"]["is_error"], false, "{mode}: {}", seen["add"]);
+    assert_eq!(seen["add"]["structured"], json!({ "value": 6.0 }), "{mode}");
+    assert_eq!(serde_json::from_str::<Value>(seen["add"]["text"].as_str().unwrap()).unwrap(), json!({ "value": 6.0 }));
+    assert_eq!(seen["add_full_name"]["structured"], json!({ "value": 4.0 }), "{mode}: full names resolve too");
+
+    // Tool failures are results with isError and the kind of failure, not protocol errors.
+    let error_text = |key: &str| {
+        assert_eq!(seen[key]["is_error"], true, "{mode} {key}: {}", seen[key]);
+        assert_eq!(seen[key]["structured"], Value::Null, "{mode} {key}");
+        seen[key]["text"].as_str().unwrap().to_owned()
+    };
+    let divide = error_text("divide_by_zero");
+    assert!(divide.starts_with("input_invalid: ") && divide.contains("division by zero"), "{mode}: {divide}");
+    let fail = error_text("fail");
+    assert!(fail.starts_with("failed: ") && fail.contains("told to fail"), "{mode}: {fail}");
+    let trap = error_text("trap");
+    assert!(trap.starts_with("trap: "), "{mode}: {trap}");
+    let invalid = error_text("invalid_input");
+    assert!(invalid.starts_with("input_invalid: ") && invalid.contains("/numbers"), "{mode}: {invalid}");
+
+    // A guest printing 4 KiB to its stdout neither fails nor reaches the protocol stream.
+    assert_eq!(seen["stdout_flood"]["is_error"], false, "{mode}: {}", seen["stdout_flood"]);
+    assert_eq!(seen["stream_errors"], json!([]), "{mode}: nothing but JSON-RPC on the stream");
+
+    // An unknown tool is a protocol error naming the close match.
+    let unknown = &seen["unknown"];
+    assert_eq!(unknown["raised"], true, "{mode}: {unknown}");
+    assert_eq!(unknown["code"], -32602, "{mode}: {unknown}");
+    assert!(unknown["message"].as_str().unwrap().contains("`math.add`"), "{mode}: {unknown}");
+
+    // Replacing text/text.wasm with the json component reaches the client as
+    // notifications/tools/list_changed, and the next tools/list shows the new tools.
+    assert_eq!(seen["list_changed_received"], true, "{mode}: notifications {}", seen["notifications"]);
+    let after: Vec<&str> = seen["tools_after_change"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(after.contains(&"text.patch") && after.contains(&"text.get"), "{mode}: {after:?}");
+    assert!(!after.contains(&"text.slugify"), "{mode}: the replaced component's tools are gone: {after:?}");
+    assert!(after.contains(&"math.add"), "{mode}: {after:?}");
+    assert_eq!(seen["add_after_change"]["structured"], json!({ "value": 9.0 }), "{mode}");
+}
+
+#[test]
+fn the_python_sdk_client_works_over_stdio() {
+    assert_session(&drive_with_python_sdk("stdio"));
+}
+
+#[test]
+fn the_python_sdk_client_works_over_streamable_http() {
+    let seen = drive_with_python_sdk("http");
+    assert!(seen["url"].as_str().unwrap().starts_with("http://127.0.0.1:"), "loopback by default: {}", seen["url"]);
+    assert_session(&seen);
+}
+
+/// `toolhost serve` over stdio, as a child process whose stdin and stdout the test holds.
+struct StdioServer {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl StdioServer {
+    fn start(tools: &ToolsDir) -> StdioServer {
+        let mut child = Command::new(toolhost_bin())
+            .arg("serve")
+            .arg(tools.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start toolhost serve");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if send.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        StdioServer { child, stdin, lines }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line on stdout, which must be one JSON-RPC message.
+    fn receive(&self) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s, never a hang");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line}"))
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client that probes the stateless revision (2026-07-28) with `server/discover` first
+/// gets an answer to that id, and the classic lifecycle still works after it.
+#[test]
+fn a_server_discover_probe_gets_an_answer_and_initialize_still_works() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let mut server = StdioServer::start(&tools);
+
+    server.send(json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {} }));
+    let discovered = server.receive();
+    assert_eq!(discovered["id"], 1, "{discovered}");
+    assert!(
+        discovered["result"].is_object() || discovered["error"]["code"].is_i64(),
+        "a result or a JSON-RPC error: {discovered}"
+    );
+
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "0" } },
+    }));
+    let initialized = server.receive();
+    assert_eq!(initialized["id"], 2, "{initialized}");
+    assert_eq!(initialized["result"]["protocolVersion"], "2025-06-18", "{initialized}");
+    assert_eq!(initialized["result"]["capabilities"]["tools"]["listChanged"], true, "{initialized}");
+    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                        "params": { "name": "math.add", "arguments": { "numbers": [20, 22] } } }));
+    let called = server.receive();
+    assert_eq!(called["id"], 3, "{called}");
+    assert_eq!(called["result"]["structuredContent"], json!({ "value": 42.0 }), "{called}");
+}
+
+/// The stdio server exits by itself once its client closes stdin.
+#[test]
+fn the_stdio_server_exits_when_stdin_closes() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let mut server = StdioServer::start(&tools);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "0" } },
+    }));
+    assert_eq!(server.receive()["id"], 1);
+    drop(server.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "a clean exit: {status}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "toolhost serve still runs 30 s after stdin closed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `toolhost serve --http` on a picked port; stops when dropped.
+struct HttpServer {
+    child: Child,
+    addr: String,
+}
+
+impl HttpServer {
+    fn start(tools: &ToolsDir, extra: &[&str]) -> HttpServer {
+        let mut child = Command::new(toolhost_bin())
+            .arg("serve")
+            .arg(tools.path())
+            .args(["--http", "0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start toolhost serve --http");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("the server prints its address");
+        let addr = line
+            .trim()
+            .strip_prefix("serving MCP on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_owned();
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        HttpServer { child, addr }
+    }
+
+    /// POSTs an `initialize` request with the given `Host` header; returns the status code.
+    fn initialize_with_host(&self, host: &str) -> u16 {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": { "name": "raw", "version": "0" } },
+        })
+        .to_string();
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut status_line = String::new();
+        BufReader::new(stream.try_clone().unwrap()).read_line(&mut status_line).expect("a status line");
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP status line: {status_line:?}"))
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// HTTP binds loopback and answers only requests that name a loopback host (or one the
+/// operator allowed), so a web page cannot reach it through DNS rebinding.
+#[test]
+fn the_http_server_binds_loopback_and_checks_the_host_header() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let server = HttpServer::start(&tools, &[]);
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+    let port = server.addr.rsplit_once(':').unwrap().1.to_owned();
+    assert_eq!(server.initialize_with_host(&server.addr), 200);
+    assert_eq!(server.initialize_with_host(&format!("localhost:{port}")), 200);
+    assert_eq!(server.initialize_with_host(&format!("attacker.example:{port}")), 403);
+    assert_eq!(server.initialize_with_host("tools.internal"), 403);
+    drop(server);
+
+    let server = HttpServer::start(&tools, &["--allow-host", "tools.internal"]);
+    assert_eq!(server.initialize_with_host("tools.internal"), 200, "an allowed host");
+    assert_eq!(server.initialize_with_host("attacker.example"), 403);
+}

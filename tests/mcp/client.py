@@ -1,0 +1,188 @@
+"""Drives `toolhost serve` with the official MCP Python SDK (`mcp` 2.x) and prints what it
+saw as one JSON object on stdout; tests/e2e/mcp.rs asserts on it.
+
+    python client.py stdio TOOLHOST_BIN TOOLS_DIR REPLACEMENT_WASM TARGET_WASM
+    python client.py http  TOOLHOST_BIN TOOLS_DIR REPLACEMENT_WASM TARGET_WASM
+
+The script initializes a session, lists the tools, makes a successful call, tool errors,
+an invalid-input call and a call to an unknown tool, then replaces TARGET_WASM with the
+bytes of REPLACEMENT_WASM and waits for `notifications/tools/list_changed`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+NOTIFICATION_TIMEOUT = 60.0
+OVERALL_TIMEOUT = 180.0
+
+
+class Observed:
+    """What the session's message handler saw."""
+
+    def __init__(self) -> None:
+        self.list_changed = anyio.Event()
+        self.list_changed_count = 0
+        self.notifications: list[str] = []
+        self.stream_errors: list[str] = []
+
+    async def handle(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            # A line on the server's stdout that is not JSON-RPC lands here.
+            self.stream_errors.append(repr(message))
+            return
+        method = getattr(message, "method", None)
+        self.notifications.append(str(method))
+        if method == "notifications/tools/list_changed":
+            self.list_changed_count += 1
+            self.list_changed.set()
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+def call_summary(result: Any) -> dict[str, Any]:
+    return {
+        "is_error": bool(result.is_error),
+        "structured": result.structured_content,
+        "text": text_of(result),
+    }
+
+
+@asynccontextmanager
+async def http_server(toolhost: str, tools_dir: str):
+    """Starts `toolhost serve DIR --http 127.0.0.1:0` and yields its endpoint URL."""
+    process = subprocess.Popen(
+        [toolhost, "serve", tools_dir, "--http", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    found = threading.Event()
+    url: list[str] = []
+    stderr_lines: list[str] = []
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            stderr_lines.append(line.rstrip("\n"))
+            match = re.search(r"(http://\S+)", line)
+            if match and not found.is_set():
+                url.append(match.group(1))
+                found.set()
+        found.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        await anyio.to_thread.run_sync(lambda: found.wait(60))
+        if not url:
+            raise RuntimeError(f"the server printed no address; stderr: {stderr_lines}")
+        yield url[0], process
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def exercise(session: ClientSession, observed: Observed, replacement: str, target: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    init = await session.initialize()
+    out["protocol_version"] = init.protocol_version
+    out["server_name"] = init.server_info.name
+    out["list_changed_capability"] = bool(init.capabilities.tools and init.capabilities.tools.list_changed)
+
+    listed = await session.list_tools()
+    out["tools"] = {
+        tool.name: {
+            "title": tool.title,
+            "description": tool.description,
+            "input_schema": tool.input_schema,
+            "output_schema": tool.output_schema,
+        }
+        for tool in listed.tools
+    }
+
+    out["add"] = call_summary(await session.call_tool("math.add", {"numbers": [1, 2, 3]}))
+    out["divide_by_zero"] = call_summary(await session.call_tool("math.divide", {"dividend": 1, "divisor": 0}))
+    out["fail"] = call_summary(await session.call_tool("hostile.fail", {"message": "told to fail"}))
+    out["trap"] = call_summary(await session.call_tool("hostile.trap", {}))
+    out["invalid_input"] = call_summary(await session.call_tool("math.add", {"numbers": "not a list"}))
+    # A guest that writes to its stdout: in stdio mode none of it may reach the stream.
+    out["stdout_flood"] = call_summary(await session.call_tool("hostile.log_flood", {"bytes": 4096}))
+    # Other accepted name forms resolve too.
+    out["add_full_name"] = call_summary(await session.call_tool("math/add", {"numbers": [2, 2]}))
+
+    try:
+        await session.call_tool("math.ad", {"numbers": [1]})
+        out["unknown"] = {"raised": False}
+    except MCPError as error:
+        out["unknown"] = {"raised": True, "code": error.code, "message": error.message, "data": error.data}
+
+    # Replace a component on disk the way deploys do: write beside it, rename over it.
+    partial = target + ".partial-write"
+    shutil.copyfile(replacement, partial)
+    os.replace(partial, target)
+    with anyio.move_on_after(NOTIFICATION_TIMEOUT):
+        await observed.list_changed.wait()
+    out["list_changed_received"] = observed.list_changed.is_set()
+    out["list_changed_count"] = observed.list_changed_count
+    listed_again = await session.list_tools()
+    out["tools_after_change"] = sorted(tool.name for tool in listed_again.tools)
+    out["add_after_change"] = call_summary(await session.call_tool("math.add", {"numbers": [4, 5]}))
+    out["notifications"] = observed.notifications
+    out["stream_errors"] = observed.stream_errors
+    return out
+
+
+async def run(mode: str, toolhost: str, tools_dir: str, replacement: str, target: str) -> dict[str, Any]:
+    observed = Observed()
+    with anyio.fail_after(OVERALL_TIMEOUT):
+        if mode == "stdio":
+            params = StdioServerParameters(
+                command=toolhost,
+                args=["serve", tools_dir],
+                env={key: value for key, value in os.environ.items() if key in ("HOME", "PATH", "XDG_CACHE_HOME", "TOOLHOST_CACHE_DIR")},
+            )
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write, message_handler=observed.handle) as session:
+                    result = await exercise(session, observed, replacement, target)
+        elif mode == "http":
+            async with http_server(toolhost, tools_dir) as (url, _process):
+                async with streamable_http_client(url) as (read, write):
+                    async with ClientSession(read, write, message_handler=observed.handle) as session:
+                        result = await exercise(session, observed, replacement, target)
+                        result["url"] = url
+        else:
+            raise SystemExit(f"unknown mode {mode!r} (stdio or http)")
+    result["transport"] = mode
+    return result
+
+
+def main() -> None:
+    if len(sys.argv) != 6:
+        raise SystemExit(__doc__)
+    _, mode, toolhost, tools_dir, replacement, target = sys.argv
+    result = anyio.run(run, mode, toolhost, tools_dir, replacement, target)
+    print(json.dumps(result, default=str))
+
+
+if __name__ == "__main__":
+    main()
