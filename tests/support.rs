@@ -20,7 +20,8 @@ pub fn component(crate_name: &str) -> PathBuf {
 }
 
 /// Directory holding the example tools written in JavaScript, Python and C, built for
-/// this test run (`js_units.wasm`, `py_dates.wasm`, `c_checksum.wasm`).
+/// this test run (`js_units.wasm`, `js_units_starlingmonkey.wasm`, `py_dates.wasm`,
+/// `c_checksum.wasm`).
 pub fn polyglot_dir() -> PathBuf {
     PathBuf::from(env!("TOOLHOST_POLYGLOT_DIR"))
 }
@@ -230,11 +231,8 @@ pub fn mcp_python() -> PathBuf {
             let toolchains = target_dir.join("toolchains");
             std::fs::create_dir_all(&toolchains).expect("create the toolchains dir");
             let venv = toolchains.join("mcp-venv");
-            let python = if cfg!(windows) {
-                venv.join("Scripts").join("python.exe")
-            } else {
-                venv.join("bin").join("python")
-            };
+            let python =
+                if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
             let marker = venv.join(".toolhost-installed");
             let ready = || python.is_file() && std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == REQUIREMENT);
             if ready() {

@@ -184,12 +184,17 @@ struct HostOptions {
 }
 
 impl HostOptions {
-    fn builder(&self, dir: Option<PathBuf>) -> anyhow::Result<ToolHostBuilder> {
-        let config = match &self.config {
+    fn config(&self) -> anyhow::Result<Option<HostConfig>> {
+        Ok(match &self.config {
             Some(path) => Some(HostConfig::load(path)?),
             None if Path::new("toolhost.toml").is_file() => Some(HostConfig::load(Path::new("toolhost.toml"))?),
             None => None,
-        };
+        })
+    }
+
+    /// A host serving the configured layers, or `dir` (and `--root`s) in their place.
+    fn builder(&self, dir: Option<PathBuf>) -> anyhow::Result<ToolHostBuilder> {
+        let config = self.config()?;
         let mut layers: Vec<Layer> = config.as_ref().map(|c| c.layers.clone()).unwrap_or_default();
         let roots: Vec<PathBuf> = dir.into_iter().chain(self.roots.iter().cloned()).collect();
         if !roots.is_empty() {
@@ -209,13 +214,24 @@ impl HostOptions {
             layers.retain(|layer| !layer.stdlib);
             layers.push(Layer { name: "stdlib".into(), root: stdlib.clone(), stdlib: true });
         }
-        let mut builder = match &config {
-            Some(config) => HostConfig { layers: Vec::new(), ..config.clone() }.builder(),
-            None => ToolHost::builder(),
-        };
+        let mut builder = self.settings(config.as_ref());
         for layer in layers {
             builder = builder.layer(layer);
         }
+        Ok(builder)
+    }
+
+    /// A host with the configuration's settings (limits, engine, cache) and no layers:
+    /// inspecting one file loads nothing else.
+    fn builder_without_layers(&self) -> anyhow::Result<ToolHostBuilder> {
+        Ok(self.settings(self.config()?.as_ref()))
+    }
+
+    fn settings(&self, config: Option<&HostConfig>) -> ToolHostBuilder {
+        let mut builder = match config {
+            Some(config) => HostConfig { layers: Vec::new(), ..config.clone() }.builder(),
+            None => ToolHost::builder(),
+        };
         if self.no_cache {
             builder = builder.compile_cache(CacheSetting::Disabled);
         } else if let Some(dir) = &self.cache_dir {
@@ -224,7 +240,7 @@ impl HostOptions {
         if std::io::stderr().is_terminal() {
             builder = builder.on_progress(print_progress);
         }
-        Ok(builder)
+        builder
     }
 }
 
@@ -260,7 +276,7 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { file } => {
-            let host = options.builder(None)?.build().await?;
+            let host = options.builder_without_layers()?.build().await?;
             match host.inspect_file(&file).await {
                 Ok(component) => {
                     print_json(&inspect_json(&component));
@@ -450,5 +466,6 @@ fn report_json(call: &toolhost::CallReport) -> Value {
         "input_bytes": call.input_bytes,
         "output_bytes": call.output_bytes,
         "captured": call.captured,
+        "denied_requests": call.denied_requests,
     })
 }

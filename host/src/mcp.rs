@@ -445,10 +445,15 @@ mod tests {
 
     #[test]
     fn input_schemas_always_describe_objects() {
-        assert_eq!(Value::Object(mcp_input_schema(&json!({ "title": "Any" }))), json!({ "title": "Any", "type": "object" }));
+        assert_eq!(
+            Value::Object(mcp_input_schema(&json!({ "title": "Any" }))),
+            json!({ "title": "Any", "type": "object" })
+        );
         assert_eq!(Value::Object(mcp_input_schema(&json!(true))), json!({ "type": "object" }));
         assert_eq!(
-            Value::Object(mcp_input_schema(&json!({ "type": "array", "items": { "$ref": "#/$defs/x" }, "$defs": { "x": {} } }))),
+            Value::Object(mcp_input_schema(
+                &json!({ "type": "array", "items": { "$ref": "#/$defs/x" }, "$defs": { "x": {} } })
+            )),
             json!({ "type": "object", "$defs": { "x": {} }, "allOf": [{ "type": "array", "items": { "$ref": "#/$defs/x" } }] })
         );
     }

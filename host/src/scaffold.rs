@@ -212,7 +212,10 @@ mod tests {
             (Lang::Rust, &[".gitignore", "Cargo.toml", "README.md", "src/lib.rs"]),
             (Lang::JavaScript, &[".gitignore", "README.md", "package.json", "tool.js", "wit/tool.wit"]),
             (Lang::Python, &[".gitignore", "README.md", "app.py", "build.sh", "wit/tool.wit"]),
-            (Lang::C, &[".gitignore", "README.md", "build.sh", "src/json.c", "src/json.h", "src/tool.c", "wit/tool.wit"]),
+            (
+                Lang::C,
+                &[".gitignore", "README.md", "build.sh", "src/json.c", "src/json.h", "src/tool.c", "wit/tool.wit"],
+            ),
         ];
         for (lang, files) in expected {
             let temp = tempfile::tempdir().unwrap();
@@ -225,7 +228,10 @@ mod tests {
             }
             let readme = read(&dir, "README.md");
             assert!(readme.starts_with("# my-tool\n"), "{lang}");
-            assert!(readme.contains(lang.build_command().split(" && ").next().unwrap()), "{lang}: the README says how to build");
+            assert!(
+                readme.contains(lang.build_command().split(" && ").next().unwrap()),
+                "{lang}: the README says how to build"
+            );
             assert!(readme.contains("toolhost call ~/tools my-tool/greet"), "{lang}: the README says how to call");
         }
     }

@@ -122,6 +122,41 @@ fn each_error_kind_has_its_own_exit_code_and_one_line() {
     }
 }
 
+/// Each limit, and the caller policy, has its own exit code and one line on stderr.
+#[test]
+fn limits_and_policy_have_their_own_exit_codes() {
+    let cases: [(&str, &str, &str, i32, &str); 4] = [
+        ("fuel = 5_000_000", "hostile/spin", "{}", 9, "error[out_of_fuel]"),
+        ("fuel = 1_000_000_000_000\ntimeout = \"200ms\"", "hostile/spin", "{}", 10, "error[timeout]"),
+        ("memory = \"8 MiB\"", "hostile/memory_bomb", "{}", 11, "error[memory_limit]"),
+        ("max_output = \"1 KiB\"", "hostile/huge_output", r#"{"bytes": 4096}"#, 12, "error[output_too_large]"),
+    ];
+    for (limits, tool, input, code, expected) in cases {
+        let tools = ToolsDir::new();
+        tools.install("hostile", "hostile", "hostile");
+        tools.manifest("hostile", "hostile", &format!("[limits]\n{limits}\n"));
+        let output = toolhost(&["call", tools.path().to_str().unwrap(), tool, "--input", input], None);
+        assert_eq!(output.status.code(), Some(code), "{limits}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(stderr_line(&output).starts_with(expected), "{limits}");
+        assert!(output.stdout.is_empty(), "{limits}: nothing on stdout");
+    }
+
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.install("hostile", "hostile", "hostile");
+    let config = tools.path().join("toolhost.toml");
+    std::fs::write(&config, "[[policy]]\nagent = \"planner\"\nallow = [\"math/*\"]\n").unwrap();
+    let (dir, config) = (tools.path().to_str().unwrap(), config.to_str().unwrap());
+    let as_planner = |tool: &str, input: &str| {
+        toolhost(&["--config", config, "--agent", "planner", "call", dir, tool, "--input", input], None)
+    };
+    let allowed = as_planner("math/add", r#"{"numbers":[1]}"#);
+    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    let denied = as_planner("hostile/fail", r#"{"message":"x"}"#);
+    assert_eq!(denied.status.code(), Some(4), "{}", String::from_utf8_lossy(&denied.stderr));
+    assert!(stderr_line(&denied).starts_with("error[permission_denied]"));
+}
+
 #[test]
 fn help_lists_the_commands_and_exit_codes() {
     let output = toolhost(&["--help"], None);

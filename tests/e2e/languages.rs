@@ -1,6 +1,6 @@
-//! Tools written in JavaScript (QuickJS), Python (CPython) and C against the same
-//! `wit/tool.wit` as the Rust ones, built from `example-tools/{js-units,py-dates,
-//! c-checksum}` by the build script. Through the library each behaves like a Rust tool:
+//! Tools written in JavaScript (QuickJS and StarlingMonkey), Python (CPython) and C
+//! against the same `wit/tool.wit` as the Rust ones, built from
+//! `example-tools/{js-units,py-dates,c-checksum}` by the build script. Through the library each behaves like a Rust tool:
 //! listed with its schemas, answering with output that fits them, refused by the host
 //! before it runs when the input breaks its schema, refusing input that fits the schema
 //! but makes no sense, and held to its output schema.
@@ -101,8 +101,18 @@ fn assert_output_checked(host: &ToolHost, tool: &str, wrong: Value, pointer: &st
 }
 
 #[tokio::test]
-async fn javascript_units_tool() {
-    let (_tools, host) = host_with("js_units", "units").await;
+async fn javascript_units_tool_on_quickjs() {
+    javascript_units_tool("js_units").await;
+}
+
+/// The same source, built with `@bytecodealliance/componentize-js` (StarlingMonkey).
+#[tokio::test]
+async fn javascript_units_tool_on_starlingmonkey() {
+    javascript_units_tool("js_units_starlingmonkey").await;
+}
+
+async fn javascript_units_tool(component: &str) {
+    let (_tools, host) = host_with(component, "units").await;
     assert_listed(&host, "units", &["convert", "list_units"]);
 
     assert_eq!(

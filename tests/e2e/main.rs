@@ -10,3 +10,4 @@ mod limits;
 mod load_errors;
 mod mcp;
 mod registry;
+mod scaffold;

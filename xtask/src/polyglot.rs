@@ -3,9 +3,13 @@
 //!
 //! | component | source | toolchain |
 //! |---|---|---|
-//! | `js_units.wasm` | `example-tools/js-units/` | npm `componentize-qjs` (QuickJS) |
+//! | `js_units.wasm` | `example-tools/js-units/` | npm `componentize-qjs` (QuickJS, ~1.6 MB) |
+//! | `js_units_starlingmonkey.wasm` | the same source | npm `@bytecodealliance/componentize-js` (StarlingMonkey, ~12 MB) |
 //! | `py_dates.wasm` | `example-tools/py-dates/` | PyPI `componentize-py` (CPython) |
 //! | `c_checksum.wasm` | `example-tools/c-checksum/` | PyPI `ziglang` (clang) + [`c_guest`] |
+//!
+//! The JavaScript tool is built with both JavaScript toolchains from one source, so the
+//! tests prove the contract holds for either engine.
 //!
 //! The toolchains are installed locally, under `<target>/toolchains/` (npm packages with
 //! `npm install --prefix`, Python packages in a venv), and only when the pinned version
@@ -23,16 +27,21 @@ use crate::c_guest;
 
 /// Pinned toolchain versions; the component hashes include them.
 pub const COMPONENTIZE_QJS: &str = "0.4.5";
+pub const COMPONENTIZE_JS: &str = "0.23.0";
+pub const PREVIEW2_SHIM: &str = "0.25.0";
 pub const COMPONENTIZE_PY: &str = "0.25.1";
 pub const ZIGLANG: &str = "0.17.1";
 /// The world every guest implements.
 pub const WORLD: &str = "plugin";
 /// Bumped when a build recipe below changes, so that every component is rebuilt.
-const RECIPE: &str = "polyglot-2";
+const RECIPE: &str = "polyglot-3";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
+    /// QuickJS, through `componentize-qjs`.
     JavaScript,
+    /// StarlingMonkey (SpiderMonkey), through `@bytecodealliance/componentize-js`.
+    JavaScriptStarlingMonkey,
     Python,
     C,
 }
@@ -52,6 +61,12 @@ pub struct Guest {
 
 pub const GUESTS: &[Guest] = &[
     Guest { name: "js_units", dir: "example-tools/js-units", entry: "units.js", lang: Lang::JavaScript },
+    Guest {
+        name: "js_units_starlingmonkey",
+        dir: "example-tools/js-units",
+        entry: "units.js",
+        lang: Lang::JavaScriptStarlingMonkey,
+    },
     Guest { name: "py_dates", dir: "example-tools/py-dates", entry: "dates", lang: Lang::Python },
     Guest { name: "c_checksum", dir: "example-tools/c-checksum", entry: "", lang: Lang::C },
 ];
@@ -80,8 +95,10 @@ pub fn build_all(
         let source = root.join(guest.dir);
         let output = out_dir.join(format!("{}.wasm", guest.name));
         let work = tools.dir.join("build").join(guest.name);
-        let hash =
-            inputs_hash(&[&source, &wit_dir], &[RECIPE, guest.entry, COMPONENTIZE_QJS, COMPONENTIZE_PY, ZIGLANG])?;
+        let hash = inputs_hash(
+            &[&source, &wit_dir],
+            &[RECIPE, guest.name, guest.entry, COMPONENTIZE_QJS, COMPONENTIZE_JS, COMPONENTIZE_PY, ZIGLANG],
+        )?;
         let stamp = work.join("stamp");
         let stamp_text = format!("{hash}\n{}\n", output.display());
         if output.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|text| text == stamp_text) {
@@ -94,6 +111,9 @@ pub fn build_all(
         let started = std::time::Instant::now();
         match guest.lang {
             Lang::JavaScript => build_js(&tools, &wit_dir, &source.join(guest.entry), &output)?,
+            Lang::JavaScriptStarlingMonkey => {
+                build_js_starlingmonkey(&tools, root, &wit_dir, &source.join(guest.entry), &output)?
+            }
             Lang::Python => {
                 // componentize-py writes `__pycache__` beside the modules it reads: build
                 // from a copy so that the source folder stays clean.
@@ -121,27 +141,40 @@ pub struct Toolchains {
     pub dir: PathBuf,
 }
 
-/// Installs npm `componentize-qjs` into `<toolchains>/node_modules` unless that version
-/// is there; returns the `node_modules` directory.
+/// Installs npm `componentize-qjs` and `@bytecodealliance/componentize-js` (with the
+/// shim it needs) into `<toolchains>/node_modules` unless those versions are there;
+/// returns the `node_modules` directory.
 pub fn ensure_node_tools(toolchains: &Path, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
     let node_modules = toolchains.join("node_modules");
-    let manifest = node_modules.join("componentize-qjs/package.json");
-    if package_json_version(&manifest).as_deref() == Some(COMPONENTIZE_QJS) {
+    let wanted = [
+        ("componentize-qjs", COMPONENTIZE_QJS),
+        ("@bytecodealliance/componentize-js", COMPONENTIZE_JS),
+        // componentize-js imports the shim at run time but lists it only as a dev
+        // dependency, so npm does not install it with the package.
+        ("@bytecodealliance/preview2-shim", PREVIEW2_SHIM),
+    ];
+    let installed =
+        |package: &str| package_json_version(&node_modules.join(package).join("package.json")).unwrap_or_default();
+    if wanted.iter().all(|(package, version)| installed(package) == *version) {
         return Ok(node_modules);
     }
-    progress(&format!("installing componentize-qjs@{COMPONENTIZE_QJS} into {}", toolchains.display()));
+    let specs: Vec<String> = wanted.iter().map(|(package, version)| format!("{package}@{version}")).collect();
+    progress(&format!("installing {} into {}", specs.join(" "), toolchains.display()));
     std::fs::create_dir_all(toolchains).map_err(|e| format!("cannot create {}: {e}", toolchains.display()))?;
     let mut npm = Command::new(if cfg!(windows) { "npm.cmd" } else { "npm" });
     npm.arg("install")
         .arg("--prefix")
         .arg(toolchains)
         .args(["--no-audit", "--no-fund", "--loglevel=error", "--save-exact"])
-        .arg(format!("componentize-qjs@{COMPONENTIZE_QJS}"));
+        .args(&specs);
     run_quiet(npm, "npm (Node.js) is needed to build JavaScript tools")?;
-    match package_json_version(&manifest) {
-        Some(version) if version == COMPONENTIZE_QJS => Ok(node_modules),
-        other => Err(format!("npm installed componentize-qjs {other:?}, expected {COMPONENTIZE_QJS}")),
+    for (package, version) in wanted {
+        let found = installed(package);
+        if found != version {
+            return Err(format!("npm installed {package} {found:?}, expected {version}"));
+        }
     }
+    Ok(node_modules)
 }
 
 /// Creates the venv `<toolchains>/venv` and installs `componentize-py` and `ziglang` in
@@ -191,6 +224,30 @@ pub fn build_js(tools: &Toolchains, wit: &Path, entry: &Path, output: &Path) -> 
         command.current_dir(dir);
     }
     run_quiet(command, "componentize-qjs failed")
+}
+
+/// `componentize-js … -d http -d fetch-event`: StarlingMonkey and the script,
+/// pre-initialised, ~12 MB. Without the two `-d` flags the component would import
+/// `wasi:http` whether or not the script uses it. componentize-js resolves the WIT path
+/// against its working directory, which must contain it: the workspace root does.
+pub fn build_js_starlingmonkey(
+    tools: &Toolchains,
+    root: &Path,
+    wit: &Path,
+    entry: &Path,
+    output: &Path,
+) -> Result<(), String> {
+    let relative = |path: &Path| path.strip_prefix(root).map(Path::to_owned).unwrap_or_else(|_| path.to_owned());
+    let mut command = Command::new("node");
+    command
+        .arg(tools.node.join("@bytecodealliance/componentize-js/src/cli.js"))
+        .arg(relative(entry))
+        .arg("--wit")
+        .arg(relative(wit))
+        .args(["--world-name", WORLD, "--disable", "http", "fetch-event", "--out"])
+        .arg(output)
+        .current_dir(root);
+    run_quiet(command, "componentize-js failed")
 }
 
 /// `componentize-py … componentize MODULE`: CPython, the standard library and the
