@@ -6,8 +6,8 @@
 //! every input and output are derived from the Rust types with [`schemars`], never
 //! written by hand.
 //!
-//! ```ignore
-//! use toolhost_guest::{JsonSchema, Deserialize, Serialize, ToolError, toolbox};
+//! ```
+//! use toolhost_guest::{Deserialize, JsonSchema, Serialize, ToolError, toolbox};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! #[serde(deny_unknown_fields)]
@@ -25,6 +25,7 @@
 //!         Ok(Quotient { value: input.a / input.b })
 //!     }
 //! }
+//! # fn main() {}
 //! ```
 //!
 //! Build it with `cargo build --target wasm32-wasip2 --release` (crate type `cdylib`);
