@@ -19,9 +19,11 @@ use toolhost::{
 
 #[derive(Parser)]
 #[command(name = "toolhost", version, about = "Host for AI-agent tools written as WebAssembly components")]
-#[command(after_help = "Exit codes: 0 ok, 1 usage or host error, 3 not found, 4 permission denied, \
+#[command(
+    after_help = "Exit codes: 0 ok, 1 host error (configuration, I/O), 2 usage error, 3 not found, 4 permission denied, \
 5 invalid input, 6 invalid output, 7 tool failed, 8 trap, 9 out of fuel, 10 timeout, \
-11 memory limit, 12 output too large, 13 host could not run the call, 14 component failed to load.")]
+11 memory limit, 12 output too large, 13 host could not run the call, 14 component failed to load."
+)]
 struct Cli {
     /// Log level for the host's own log on stderr (error, warn, info, debug, trace).
     #[arg(long, global = true, default_value = "warn", env = "TOOLHOST_LOG")]
