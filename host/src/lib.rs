@@ -9,7 +9,7 @@
 //!   -> registry   current snapshot, lookup by full or bare name   (NotFound + close matches)
 //!   -> schema     input against the tool's input schema           (InputInvalid + JSON pointer)
 //!   -> sandbox    fresh Store with limits and grants, instance from the cached InstancePre
-//!   -> guest      toolbox.call(tool, input-json)                  (Failed | Trap | Timeout | OutOfFuel | MemoryLimit)
+//!   -> guest      toolbox.call(tool, input-json)                  (InputInvalid | Failed | Trap | Timeout | OutOfFuel | MemoryLimit)
 //!   -> schema     output size, then output against the output schema (OutputTooLarge | OutputInvalid)
 //!   -> report     result, fuel, duration, captured output
 //! ```

@@ -30,7 +30,9 @@ const TOOLS = {
     run({ name }) {
       const trimmed = name.trim();
       if (!trimmed) throw new InvalidInput('`name` is blank');
-      // A value the operator granted in the component's manifest: [grants] config = { greeting = "Hi" }
+      // A value the operator granted in the component's manifest (`{{name}}.toml`):
+      //   [grants]
+      //   config = { greeting = "Hi" }
       const word = config('greeting') ?? 'Hello';
       log('info', `greeting ${trimmed}`);
       return { greeting: `${word}, ${trimmed}!` };

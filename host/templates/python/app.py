@@ -25,7 +25,9 @@ def greet(args):
     name = args["name"].strip()
     if not name:
         raise InvalidInput("`name` is blank")
-    # A value the operator granted in the component's manifest: [grants] config = { greeting = "Hi" }
+    # A value the operator granted in the component's manifest (`{{name}}.toml`):
+    #   [grants]
+    #   config = { greeting = "Hi" }
     word = host.config("greeting") or "Hello"
     host.log(host.LogLevel.INFO, f"greeting {name}")
     return {"greeting": f"{word}, {name}!"}
