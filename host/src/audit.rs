@@ -89,10 +89,10 @@ impl Audit {
     }
 
     pub fn record(&self, record: CallRecord) {
-        if let Some(file) = &self.file {
-            if let Ok(line) = serde_json::to_string(&record) {
-                let _ = file.send(line);
-            }
+        if let Some(file) = &self.file
+            && let Ok(line) = serde_json::to_string(&record)
+        {
+            let _ = file.send(line);
         }
         if self.subscribers.receiver_count() > 0 {
             let _ = self.subscribers.send(Arc::new(record));

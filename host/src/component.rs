@@ -176,10 +176,10 @@ impl Loader<'_> {
         let hash = content_hash(&bytes);
         let size = bytes.len() as u64;
         let started = Instant::now();
-        if let Some(cache) = self.cache {
-            if let Ok(component) = cache.get(self.engine, &hash) {
-                return Ok(Compiled { component, hash, size, time: started.elapsed(), from_cache: true });
-            }
+        if let Some(cache) = self.cache
+            && let Ok(component) = cache.get(self.engine, &hash)
+        {
+            return Ok(Compiled { component, hash, size, time: started.elapsed(), from_cache: true });
         }
         let engine = self.engine.clone();
         let owned_path = path.to_owned();
