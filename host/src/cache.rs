@@ -7,8 +7,12 @@
 //! Each entry carries a BLAKE3 checksum of its payload: a torn or corrupted file is
 //! detected, deleted and recompiled, never handed to wasmtime.
 //!
-//! Trust: loading native code from the cache is as trusted as the cache directory. It
-//! must be writable only by the operator running the host.
+//! Trust: loading native code from the cache is as trusted as the cache directory, so
+//! [`CompileCache::open`] refuses a directory that anyone but the user running the host
+//! could write to: one owned by another user, one writable by group or others, or one
+//! below a directory that others could use to swap it (owned by another user, or
+//! world-writable without the sticky bit). New directories are created `0700`. A refused
+//! cache only costs compile time: the host runs without it and says why.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -38,7 +42,8 @@ impl CompileCache {
     /// Opens (creating) the cache for `engine` under `base`.
     pub fn open(base: &Path, engine: &Engine) -> std::io::Result<Self> {
         let dir = base.join(engine_key(engine));
-        std::fs::create_dir_all(&dir)?;
+        create_private_dir(&dir)?;
+        check_trusted(base, &dir)?;
         Ok(CompileCache { dir })
     }
 
@@ -97,6 +102,58 @@ impl CompileCache {
     }
 }
 
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Refuses a cache that someone other than this process's user could write to.
+#[cfg(unix)]
+fn check_trusted(base: &Path, dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let refuse = |path: &Path, why: String| {
+        std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} {why}; the cache holds native code the host runs, so it must be writable only by uid {me}",
+                path.display()
+            ),
+        )
+    };
+    for path in [base, dir] {
+        let meta = std::fs::metadata(path)?;
+        if meta.uid() != me {
+            return Err(refuse(path, format!("is owned by uid {}", meta.uid())));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(refuse(path, format!("is writable by group or others (mode {:o})", meta.mode() & 0o7777)));
+        }
+    }
+    let base = std::fs::canonicalize(base)?;
+    for ancestor in base.ancestors().skip(1) {
+        let meta = std::fs::metadata(ancestor)?;
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(refuse(ancestor, format!("(above the cache) is owned by uid {}", meta.uid())));
+        }
+        let sticky = meta.mode() & 0o1000 != 0;
+        if meta.mode() & 0o002 != 0 && !sticky {
+            return Err(refuse(ancestor, "(above the cache) is world-writable without the sticky bit".into()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_trusted(_base: &Path, _dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 /// The default cache location: `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`,
 /// else `~/.cache/toolhost`.
 pub fn default_dir() -> Option<PathBuf> {
@@ -130,5 +187,57 @@ impl Hasher for Blake3Hasher {
 
     fn write(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn set_mode(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_new_cache_is_private_to_its_user() {
+        let temp = tempfile::tempdir().unwrap();
+        let base = temp.path().join("cache");
+        let cache = CompileCache::open(&base, &Engine::default()).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&base).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::metadata(cache.dir()).unwrap().mode() & 0o777, 0o700);
+        // Reopening an existing private cache is fine; so is a 0755 one.
+        set_mode(&base, 0o755);
+        CompileCache::open(&base, &Engine::default()).unwrap();
+    }
+
+    #[test]
+    fn a_cache_others_can_write_is_refused() {
+        let temp = tempfile::tempdir().unwrap();
+        let base = temp.path().join("cache");
+        std::fs::create_dir(&base).unwrap();
+        for mode in [0o777, 0o775, 0o757] {
+            set_mode(&base, mode);
+            let error = CompileCache::open(&base, &Engine::default()).unwrap_err();
+            assert_eq!(error.kind(), std::io::ErrorKind::PermissionDenied);
+            assert!(error.to_string().contains("writable by group or others"), "{mode:o}: {error}");
+            assert!(error.to_string().contains(&base.display().to_string()), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_cache_under_a_world_writable_directory_needs_its_sticky_bit() {
+        let temp = tempfile::tempdir().unwrap();
+        let shared = temp.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        let base = shared.join("cache");
+        set_mode(&shared, 0o777);
+        let error = CompileCache::open(&base, &Engine::default()).unwrap_err();
+        assert!(error.to_string().contains("world-writable without the sticky bit"), "{error}");
+        assert!(error.to_string().contains(&shared.display().to_string()), "{error}");
+        set_mode(&shared, 0o1777);
+        CompileCache::open(&base, &Engine::default()).unwrap();
     }
 }

@@ -33,14 +33,20 @@ pub enum ContractCheck {
 
 pub fn check(engine: &Engine, component: &Component) -> ContractCheck {
     let ty = component.component_type();
-    let exported_version = ty.exports(engine).find_map(|(name, _)| {
-        let version = name.strip_prefix(TOOLBOX_INTERFACE)?;
-        Some(version.strip_prefix('@').unwrap_or("").to_owned())
-    });
+    let exported_version = ty.exports(engine).find_map(|(name, _)| toolbox_version(name).map(str::to_owned));
     match exported_version {
         Some(version) if is_supported(&version) => ContractCheck::Supported { version },
         Some(version) => ContractCheck::Unsupported { version },
         None => ContractCheck::Missing,
+    }
+}
+
+/// The version of a `toolhost:tool/toolbox[@version]` export name; `None` for any other
+/// export, including look-alikes such as `toolhost:tool/toolbox-extra`.
+fn toolbox_version(export_name: &str) -> Option<&str> {
+    match export_name.strip_prefix(TOOLBOX_INTERFACE)? {
+        "" => Some(""),
+        rest => rest.strip_prefix('@'),
     }
 }
 
@@ -59,7 +65,16 @@ pub fn supported_versions() -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_supported;
+    use super::{is_supported, toolbox_version};
+
+    #[test]
+    fn only_the_toolbox_interface_itself_is_read_as_the_contract() {
+        assert_eq!(toolbox_version("toolhost:tool/toolbox@0.1.0"), Some("0.1.0"));
+        assert_eq!(toolbox_version("toolhost:tool/toolbox"), Some(""));
+        assert_eq!(toolbox_version("toolhost:tool/toolbox-extra@0.1.0"), None);
+        assert_eq!(toolbox_version("toolhost:tool/toolboxes"), None);
+        assert_eq!(toolbox_version("other:tool/toolbox@0.1.0"), None);
+    }
 
     #[test]
     fn only_patch_releases_of_a_supported_series_pass() {

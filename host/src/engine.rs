@@ -33,7 +33,17 @@ impl Default for EngineSettings {
     }
 }
 
+/// The most instances one engine may keep alive at once. Each costs address space (a
+/// `max_memory` slot) and the pool reserves several core instances, memories and tables
+/// per component instance.
+pub const MAX_INSTANCES: u32 = 4096;
+
 pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
+    anyhow::ensure!(
+        (1..=MAX_INSTANCES).contains(&settings.max_instances),
+        "max_instances must be between 1 and {MAX_INSTANCES}, not {}",
+        settings.max_instances
+    );
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(settings.max_instances)
         // Components built from interpreted languages hold many core instances each.
@@ -43,7 +53,7 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .total_stacks(settings.max_instances)
         .max_memory_size(usize::try_from(settings.max_memory)?)
         // Interpreted-language guests (Python, JS) carry large function tables.
-        .table_elements(1 << 16)
+        .table_elements(crate::sandbox::TABLE_ELEMENTS_LIMIT)
         // The fiber stack a call runs on: keep its hot top resident too.
         .async_stack_keep_resident(128 << 10)
         // Decommitting a slot flushes TLBs on every core; batch it.

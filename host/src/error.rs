@@ -35,8 +35,8 @@ pub enum CallError {
     #[error("`{tool}` exceeded its {limit:?} time limit")]
     Timeout { tool: String, limit: Duration },
 
-    #[error("`{tool}` exceeded its memory limit of {limit} bytes")]
-    MemoryLimit { tool: String, limit: u64 },
+    #[error("`{tool}` exceeded its limit of {limit} {resource}")]
+    MemoryLimit { tool: String, resource: MemoryResource, limit: u64 },
 
     #[error("`{tool}` produced {size} bytes of output, over its limit of {limit}")]
     OutputTooLarge { tool: String, size: u64, limit: u64 },
@@ -64,6 +64,25 @@ impl CallError {
             CallError::OutputTooLarge { .. } => ErrorKind::OutputTooLarge,
             CallError::Host { .. } => ErrorKind::Host,
         }
+    }
+}
+
+/// What a guest ran out of when it hit [`CallError::MemoryLimit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryResource {
+    /// Linear memory, in bytes (the manifest's `memory`).
+    LinearMemory,
+    /// Elements of a table (function references), bounded per table by the engine.
+    TableElements,
+}
+
+impl fmt::Display for MemoryResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryResource::LinearMemory => "bytes of linear memory",
+            MemoryResource::TableElements => "table elements",
+        })
     }
 }
 

@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::engine::MAX_INSTANCES;
 use crate::error::LoadErrorKind;
 use crate::limits::Limits;
 use crate::manifest::{self, Ceilings, RawLimits};
@@ -139,10 +140,10 @@ impl HostConfig {
                 .map_err(|problem| to_config_error(error_at(Some(span), format!("`max_memory`: {problem}"))))?;
         }
         if let Some(max_instances) = raw.engine.max_instances {
-            if *max_instances.get_ref() == 0 {
+            if !(1..=MAX_INSTANCES).contains(max_instances.get_ref()) {
                 return Err(to_config_error(error_at(
                     Some(max_instances.span()),
-                    "`max_instances` must be at least 1".into(),
+                    format!("`max_instances` must be between 1 and {MAX_INSTANCES}"),
                 )));
             }
             engine.max_instances = max_instances.into_inner();
@@ -225,5 +226,17 @@ mod tests {
         .unwrap_err();
         assert_eq!(error.line, 4, "the line of the second `[[layer]]`");
         assert!(error.to_string().starts_with("t.toml, line 4: layer `a` is defined twice"), "{error}");
+    }
+
+    #[test]
+    fn max_instances_is_bounded_both_ways() {
+        for text in ["0", "4097", "4294967295"] {
+            let error =
+                HostConfig::parse(Path::new("t.toml"), &format!("[engine]\nmax_instances = {text}\n")).unwrap_err();
+            assert_eq!(error.line, 2, "{text}");
+            assert!(error.problem.contains("between 1 and 4096"), "{text}: {error}");
+        }
+        let config = HostConfig::parse(Path::new("t.toml"), "[engine]\nmax_instances = 4096\n").unwrap();
+        assert_eq!(config.engine.max_instances, 4096);
     }
 }

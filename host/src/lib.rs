@@ -59,8 +59,8 @@ use wasmtime::component::Linker;
 
 pub use crate::audit::CallRecord;
 pub use crate::component::{LoadedComponent, ToolDef};
-pub use crate::engine::EngineSettings;
-pub use crate::error::{CallError, ErrorKind, LoadError, LoadErrorKind, Violation};
+pub use crate::engine::{EngineSettings, MAX_INSTANCES};
+pub use crate::error::{CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation};
 pub use crate::export::ExportFormat;
 pub use crate::grants::{FileGrant, Grants};
 pub use crate::guest_output::CapturedOutput;
@@ -525,7 +525,9 @@ impl ToolHost {
     }
 
     /// Watches every root and reloads after each burst of file changes settles for
-    /// `debounce`. Stops when the handle is dropped.
+    /// `debounce` (or, if changes never settle, after ten debounce periods, at least a
+    /// second). Only roots that exist when this is called are watched. Stops when the
+    /// handle is dropped.
     pub fn watch(&self, debounce: Duration) -> Result<WatchHandle, WatchError> {
         watch::start(self.clone(), debounce)
     }

@@ -3,8 +3,11 @@
 //! parallel, and keep the last good version of a file that no longer loads.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use futures::FutureExt;
 
 use crate::Core;
 use crate::component::LoadedComponent;
@@ -62,17 +65,36 @@ pub(crate) async fn build_snapshot(
     if let Some(progress) = progress {
         progress(LoadProgress::Started { total });
     }
+    // Compiling is CPU-bound: more loads at once than cores only multiplies the memory
+    // held by half-built components.
+    let parallel_loads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16);
+    let load_slots = Arc::new(tokio::sync::Semaphore::new(parallel_loads));
     let mut tasks = tokio::task::JoinSet::new();
     for (order, found, fingerprint, last_good) in to_load {
         let core = core.clone();
+        let load_slots = load_slots.clone();
         tasks.spawn(async move {
-            let result = load_file(&core, &found.wasm, found.manifest.as_deref()).await;
+            let _slot = load_slots.acquire_owned().await;
+            // A bug in a loader must cost one file, not the file's last good version
+            // nor the whole reload.
+            let load = AssertUnwindSafe(load_file(&core, &found.wasm, found.manifest.as_deref()));
+            let result = load.catch_unwind().await.unwrap_or_else(|panic| {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(LoadError::new(&found.wasm, LoadErrorKind::Invalid(format!("the loader failed: {message}"))))
+            });
             (order, slot_from(found, fingerprint, result, last_good))
         });
     }
     let mut done = 0;
     while let Some(joined) = tasks.join_next().await {
-        let Ok((order, slot)) = joined else { continue };
+        let Ok((order, slot)) = joined else {
+            // Only a cancelled task gets here (the runtime is shutting down).
+            continue;
+        };
         done += 1;
         if let Some(progress) = progress {
             let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());

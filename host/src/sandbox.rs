@@ -14,7 +14,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::contract::{self, GuestToolError, GuestToolInfo, LogLevel, Plugin, PluginPre};
-use crate::error::CallError;
+use crate::error::{CallError, MemoryResource};
 use crate::grants::Grants;
 use crate::guest_output::{CapturedOutput, OutputSink, level_name};
 use crate::limits::Limits;
@@ -81,28 +81,39 @@ pub(crate) struct CallLimiter {
     memory_limit: u64,
     memory_in_use: u64,
     table_elements_limit: usize,
-    pub memory_refused: bool,
+    pub refused: Option<(MemoryResource, u64)>,
 }
 
 impl CallLimiter {
     fn new(memory_limit: u64) -> Self {
-        CallLimiter { memory_limit, memory_in_use: 0, table_elements_limit: 1 << 16, memory_refused: false }
+        CallLimiter { memory_limit, memory_in_use: 0, table_elements_limit: TABLE_ELEMENTS_LIMIT, refused: None }
     }
 }
 
+/// Elements one table may hold; the same bound as the pool's table slots.
+pub(crate) const TABLE_ELEMENTS_LIMIT: usize = 1 << 16;
+
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let growth = (desired - current) as u64;
-        if self.memory_in_use + growth > self.memory_limit {
-            self.memory_refused = true;
-            return Ok(false);
+        let growth = desired.saturating_sub(current) as u64;
+        match self.memory_in_use.checked_add(growth) {
+            Some(total) if total <= self.memory_limit => {
+                self.memory_in_use = total;
+                Ok(true)
+            }
+            _ => {
+                self.refused = Some((MemoryResource::LinearMemory, self.memory_limit));
+                Ok(false)
+            }
         }
-        self.memory_in_use += growth;
-        Ok(true)
     }
 
     fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(desired <= self.table_elements_limit)
+        if desired <= self.table_elements_limit {
+            return Ok(true);
+        }
+        self.refused = Some((MemoryResource::TableElements, self.table_elements_limit as u64));
+        Ok(false)
     }
 }
 
@@ -205,30 +216,57 @@ fn build_wasi(grants: &Grants, output: &OutputSink) -> Result<WasiCtx, String> {
 /// Turns a wasmtime error from instantiation or the call into the caller's terms.
 fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> CallError {
     let tool = state.label.to_string();
-    if state.limiter.memory_refused {
-        return CallError::MemoryLimit { tool, limit: limits.memory };
+    let trap = error.downcast_ref::<Trap>();
+    // Fuel and time come first: a guest stopped by them may also have been refused
+    // memory earlier, and handled that refusal itself.
+    match trap {
+        Some(Trap::OutOfFuel) => return CallError::OutOfFuel { tool, limit: limits.fuel },
+        Some(Trap::Interrupt) => return CallError::Timeout { tool, limit: limits.timeout },
+        _ => {}
+    }
+    if let Some((resource, limit)) = state.limiter.refused {
+        return CallError::MemoryLimit { tool, resource, limit };
     }
     if let Some(exhausted) = error.downcast_ref::<wasmtime::PoolConcurrencyLimitError>() {
         return CallError::Host { tool, message: format!("no free instance slot: {exhausted}") };
     }
-    match error.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => CallError::OutOfFuel { tool, limit: limits.fuel },
-        Some(Trap::Interrupt) => CallError::Timeout { tool, limit: limits.timeout },
-        trap => {
-            let backtrace =
-                error.downcast_ref::<wasmtime::WasmBacktrace>().map(|bt| bt.to_string()).unwrap_or_default();
-            let mut message = match trap {
-                Some(trap) => trap.to_string(),
-                None => format!("{error:#}"),
-            };
-            // A Rust guest prints its panic message to stderr before it aborts. Kept on
-            // one line, so that the error is one line.
-            let stderr = state.output.stderr_tail(2048);
-            let stderr = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ");
-            if !stderr.is_empty() {
-                message.push_str(&format!(" (guest stderr: {stderr})"));
-            }
-            CallError::Trap { tool, message, backtrace }
-        }
+    let backtrace = error.downcast_ref::<wasmtime::WasmBacktrace>().map(|bt| bt.to_string()).unwrap_or_default();
+    let mut message = match trap {
+        Some(trap) => trap.to_string(),
+        None => format!("{error:#}"),
+    };
+    // A Rust guest prints its panic message to stderr before it aborts. Kept on one line,
+    // so that the error is one line.
+    let stderr = state.output.stderr_tail(2048);
+    let stderr = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ");
+    if !stderr.is_empty() {
+        message.push_str(&format!(" (guest stderr: {stderr})"));
+    }
+    CallError::Trap { tool, message, backtrace }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_refuses_growth_past_its_limits_and_remembers_which() {
+        let mut limiter = CallLimiter::new(1 << 20);
+        assert!(limiter.memory_growing(0, 1 << 20, None).unwrap());
+        assert_eq!(limiter.refused, None);
+        assert!(!limiter.memory_growing(1 << 20, (1 << 20) + 65536, None).unwrap());
+        assert_eq!(limiter.refused, Some((MemoryResource::LinearMemory, 1 << 20)));
+
+        let mut limiter = CallLimiter::new(1 << 20);
+        assert!(limiter.table_growing(0, TABLE_ELEMENTS_LIMIT, None).unwrap());
+        assert!(!limiter.table_growing(TABLE_ELEMENTS_LIMIT, TABLE_ELEMENTS_LIMIT + 1, None).unwrap());
+        assert_eq!(limiter.refused, Some((MemoryResource::TableElements, TABLE_ELEMENTS_LIMIT as u64)));
+    }
+
+    #[test]
+    fn growth_that_would_overflow_is_refused_not_wrapped() {
+        let mut limiter = CallLimiter::new(u64::MAX);
+        assert!(limiter.memory_growing(0, usize::MAX, None).unwrap());
+        assert!(!limiter.memory_growing(0, usize::MAX, None).unwrap());
     }
 }

@@ -41,6 +41,12 @@ fn is_relevant(event: &notify::Event) -> bool {
     }
 }
 
+/// The longest a reload waits for events to stop: ten debounce periods, at least a
+/// second.
+fn max_settle(debounce: Duration) -> Duration {
+    (debounce * 10).max(Duration::from_secs(1))
+}
+
 pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
@@ -66,9 +72,16 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
     }
     let task = tokio::spawn(async move {
         while receiver.recv().await.is_some() {
-            // Wait for the burst of events (a copy, a rename, an editor's save) to settle.
+            // Wait for the burst of events (a copy, a rename, an editor's save) to settle,
+            // but not forever: a directory that never goes quiet (a log written beside
+            // the tools) must not hold back every reload.
+            let give_up_at = tokio::time::Instant::now() + max_settle(debounce);
             loop {
-                match tokio::time::timeout(debounce, receiver.recv()).await {
+                let wait = debounce.min(give_up_at.saturating_duration_since(tokio::time::Instant::now()));
+                if wait.is_zero() {
+                    break;
+                }
+                match tokio::time::timeout(wait, receiver.recv()).await {
                     Ok(Some(())) => continue,
                     Ok(None) => return,
                     Err(_quiet) => break,

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolhost::{CallError, ToolHost};
+use toolhost::{CallError, MemoryResource, ToolHost};
 use toolhost_tests::ToolsDir;
 
 /// A host with the examples and the hostile toolbox under `manifest`.
@@ -48,7 +48,14 @@ async fn an_endless_loop_with_fuel_to_burn_is_stopped_by_the_clock() {
 async fn a_memory_bomb_hits_the_memory_limit() {
     let (_tools, host) = hostile_host("[limits]\nmemory = \"16 MiB\"\n").await;
     let error = host.call("hostile/memory_bomb", json!({})).await.unwrap_err();
-    assert_eq!(error, CallError::MemoryLimit { tool: "hostile/memory_bomb".into(), limit: 16 << 20 });
+    assert_eq!(
+        error,
+        CallError::MemoryLimit {
+            tool: "hostile/memory_bomb".into(),
+            resource: MemoryResource::LinearMemory,
+            limit: 16 << 20
+        }
+    );
     assert_still_serving(&host).await;
 }
 

@@ -175,6 +175,38 @@ async fn hot_reload_adds_changes_breaks_renames_and_removes() {
 }
 
 #[tokio::test]
+async fn a_root_that_never_goes_quiet_still_reloads() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let mut changes = host.subscribe();
+    // Settles after 150 ms of quiet; a write every 20 ms never gives it that.
+    let _watch = host.watch(Duration::from_millis(150)).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy_log = tools.path().join("math/notes.log");
+    let writer = std::thread::spawn({
+        let stop = stop.clone();
+        move || {
+            let started = std::time::Instant::now();
+            while !stop.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(20) {
+                std::fs::write(&busy_log, format!("{:?}", started.elapsed())).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    write_atomically(&tools.path().join("math/text.wasm"), &std::fs::read(component("text")).unwrap());
+    // The reload waits at most ten debounce periods (at least 1 s) for quiet.
+    let change = tokio::time::timeout(Duration::from_secs(10), changes.recv()).await;
+    let still_writing = !writer.is_finished();
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    let change = change.expect("a reload while the directory is still busy").unwrap();
+    assert!(still_writing, "the writer must still be busy when the reload happens");
+    assert!(change.added.contains(&"math/slugify".to_owned()), "{change:?}");
+}
+
+#[tokio::test]
 async fn a_manifest_change_reloads_its_component() {
     let tools = ToolsDir::new();
     tools.install("hostile", "hostile", "hostile");
