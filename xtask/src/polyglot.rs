@@ -269,7 +269,7 @@ pub fn build_python(tools: &Toolchains, wit: &Path, source: &Path, module: &str,
 }
 
 /// Bindings from the WIT, every `.c` file of `source` compiled with `zig cc` for
-/// `wasm32-wasi` as a reactor, then the preview1 adapter: ~25 KB.
+/// `wasm32-wasi` as a reactor, then the preview1 adapter: ~30 KB.
 pub fn build_c(
     python: &Path,
     toolchains: &Path,
