@@ -172,6 +172,65 @@ impl Drop for HttpServer {
     }
 }
 
+/// A TLS server on 127.0.0.1 with a self-signed certificate for `127.0.0.1` (which no
+/// client trusting only public roots accepts). Counts connections, handshakes that
+/// completed, and HTTP requests served after one.
+pub struct SelfSignedTlsServer {
+    pub addr: std::net::SocketAddr,
+    pub connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    pub handshakes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SelfSignedTlsServer {
+    pub async fn start() -> SelfSignedTlsServer {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).expect("certificate");
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(certified.signing_key.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("protocol versions")
+            .with_no_client_auth()
+            .with_single_cert(vec![certified.cert.der().clone()], key)
+            .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let connections = Arc::new(AtomicUsize::new(0));
+        let handshakes = Arc::new(AtomicUsize::new(0));
+        let (connection_count, handshake_count) = (connections.clone(), handshakes.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { return };
+                connection_count.fetch_add(1, Ordering::SeqCst);
+                let acceptor = acceptor.clone();
+                let handshake_count = handshake_count.clone();
+                tokio::spawn(async move {
+                    if let Ok(tls) = acceptor.accept(stream).await {
+                        handshake_count.fetch_add(1, Ordering::SeqCst);
+                        let service =
+                            hyper::service::service_fn(|_request: hyper::Request<hyper::body::Incoming>| async {
+                                hyper::Response::builder().body(http_body_util::Full::new(bytes::Bytes::from("secret")))
+                            });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                            .await;
+                    }
+                });
+            }
+        });
+        SelfSignedTlsServer { addr, connections, handshakes, task }
+    }
+}
+
+impl Drop for SelfSignedTlsServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// A copy of component bytes that differs only by a trailing custom section: a distinct
 /// file (and content hash) that behaves the same.
 pub fn with_custom_section(bytes: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {

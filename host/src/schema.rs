@@ -28,7 +28,13 @@ impl Schema {
         if !json.is_object() && !json.is_boolean() {
             return Err("schema must be a JSON object or boolean".into());
         }
-        let validator = jsonschema::validator_for(&json).map_err(|e| format!("invalid JSON Schema: {e}"))?;
+        // A schema comes from the tool, and validation runs on the host, outside the
+        // guest's fuel and clock: `pattern`s use the linear-time `regex` engine, so no
+        // pattern can make the host backtrack for ever (no lookaround, no backreferences).
+        let validator = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(&json)
+            .map_err(|e| format!("invalid JSON Schema: {e}"))?;
         Ok(Schema { json, validator })
     }
 
@@ -70,6 +76,18 @@ mod tests {
         assert!(missing[0].reason.contains("\"a\" is a required property"), "{}", missing[0].reason);
         let extra = schema.check(&json!({"a": 1, "b": 2})).unwrap_err();
         assert!(extra[0].reason.contains("Additional properties"), "{}", extra[0].reason);
+    }
+
+    #[test]
+    fn patterns_run_in_linear_time() {
+        // Catastrophic for a backtracking engine: 2^n paths before the final `b` fails.
+        let schema = Schema::compile(r#"{"type":"string","pattern":"^(a+)+$"}"#).unwrap();
+        assert!(schema.check(&json!("a".repeat(64))).is_ok());
+        let hostile = format!("{}b", "a".repeat(100_000));
+        assert_eq!(schema.check(&json!(hostile)).unwrap_err()[0].pointer, "");
+        // Features only a backtracking engine offers are refused when the tool loads.
+        let error = Schema::compile(r#"{"type":"string","pattern":"(a)\\1"}"#).unwrap_err();
+        assert!(error.contains("invalid JSON Schema"), "{error}");
     }
 
     #[test]

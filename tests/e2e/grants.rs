@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use toolhost::{CallError, ToolHost};
-use toolhost_tests::{HttpServer, ToolsDir};
+use toolhost_tests::{HttpServer, SelfSignedTlsServer, ToolsDir};
 
 async fn host(tools: &ToolsDir) -> ToolHost {
     let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
@@ -176,6 +176,21 @@ async fn a_granted_host_is_reachable() {
     assert_eq!(response["headers"]["x-served-by"], "toolhost-tests");
     assert!(report.denied_requests.is_empty());
     assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn https_goes_to_the_checked_address_and_verifies_the_certificate() {
+    use std::sync::atomic::Ordering;
+    let server = SelfSignedTlsServer::start().await;
+    let (_tools, host) = http_host(&[&server.addr.to_string()]).await;
+    let report = host.call_detailed("http/fetch", json!({ "url": format!("https://{}/", server.addr) })).await;
+    let message = failed_message(report.outcome.clone());
+    // The allow-list let it through: the TLS client reached the granted address...
+    assert!(report.denied_requests.is_empty(), "{:?}", report.denied_requests);
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+    // ...and refused a certificate no public root vouches for, so no request was sent.
+    assert!(message.contains("TlsCertificateError"), "{message}");
+    assert_eq!(server.handshakes.load(Ordering::SeqCst), 0, "{message}");
 }
 
 #[tokio::test]
