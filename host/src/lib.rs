@@ -526,8 +526,8 @@ impl ToolHost {
 
     /// Watches every root and reloads after each burst of file changes settles for
     /// `debounce` (or, if changes never settle, after ten debounce periods, at least a
-    /// second). Only roots that exist when this is called are watched. Stops when the
-    /// handle is dropped.
+    /// second). A root that does not exist yet is served as soon as it appears, and one
+    /// removed and created again keeps being watched. Stops when the handle is dropped.
     pub fn watch(&self, debounce: Duration) -> Result<WatchHandle, WatchError> {
         watch::start(self.clone(), debounce)
     }

@@ -4,7 +4,13 @@
 //! started on the old one finish on it. A copy in progress may produce a failed load in
 //! between; the last good version keeps serving, and the write that completes the file
 //! triggers the reload that serves it ("the final state wins").
+//!
+//! A root that does not exist (yet) is watched through its nearest existing ancestor, so
+//! creating it later, or removing and creating it again, is noticed like any change.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher};
@@ -13,7 +19,7 @@ use crate::ToolHost;
 
 /// Keeps the watcher alive; dropping it stops watching.
 pub struct WatchHandle {
-    _watcher: notify::RecommendedWatcher,
+    _watcher: Arc<Mutex<notify::RecommendedWatcher>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -29,6 +35,76 @@ pub struct WatchError {
     pub path: String,
     #[source]
     pub source: notify::Error,
+}
+
+/// What is watched for one root: the root itself, or (while it is missing) the nearest
+/// ancestor that exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Watched {
+    Root,
+    Ancestor(PathBuf),
+    Nothing,
+}
+
+/// Brings the watches in line with which roots exist now.
+fn refresh_watches(
+    watcher: &mut notify::RecommendedWatcher,
+    roots: &[PathBuf],
+    watched: &mut HashMap<PathBuf, Watched>,
+) -> Result<(), WatchError> {
+    for root in roots {
+        let before = watched.get(root).cloned().unwrap_or(Watched::Nothing);
+        let now = if root.is_dir() {
+            // Always (re)added: a root removed and created again within one burst is a
+            // new directory that the old watch does not see. Adding is idempotent.
+            watcher
+                .watch(root, RecursiveMode::Recursive)
+                .map_err(|source| WatchError { path: root.display().to_string(), source })?;
+            Watched::Root
+        } else {
+            match nearest_existing_ancestor(root) {
+                Some(ancestor) => {
+                    if before != Watched::Ancestor(ancestor.clone()) {
+                        watcher
+                            .watch(&ancestor, RecursiveMode::NonRecursive)
+                            .map_err(|source| WatchError { path: ancestor.display().to_string(), source })?;
+                    }
+                    Watched::Ancestor(ancestor)
+                }
+                None => Watched::Nothing,
+            }
+        };
+        if let Watched::Ancestor(old) = &before
+            && now != before
+            && !still_needed(old, watched, root)
+        {
+            // Gone with the directory, or no longer needed; either way nothing to keep.
+            let _ = watcher.unwatch(old);
+        }
+        if now != before {
+            match &now {
+                Watched::Root => tracing::debug!(root = %root.display(), "watching root"),
+                Watched::Ancestor(ancestor) => tracing::info!(
+                    root = %root.display(),
+                    ancestor = %ancestor.display(),
+                    "root does not exist; watching for it to appear"
+                ),
+                Watched::Nothing => tracing::warn!(root = %root.display(), "root and every ancestor are missing"),
+            }
+        }
+        watched.insert(root.clone(), now);
+    }
+    Ok(())
+}
+
+/// Whether another root still relies on a watch of `ancestor`.
+fn still_needed(ancestor: &Path, watched: &HashMap<PathBuf, Watched>, except: &Path) -> bool {
+    watched.iter().any(|(root, w)| root != except && *w == Watched::Ancestor(ancestor.to_owned()))
+}
+
+fn nearest_existing_ancestor(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    absolute.ancestors().skip(1).find(|dir| dir.is_dir()).map(Path::to_owned)
 }
 
 /// Whether an event can change what a root serves.
@@ -49,7 +125,7 @@ fn max_settle(debounce: Duration) -> Duration {
 
 pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
         Ok(event) if is_relevant(&event) => {
             let _ = sender.send(());
         }
@@ -61,15 +137,12 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
         }
     })
     .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
-    for layer in host.layers() {
-        if layer.root.is_dir() {
-            watcher
-                .watch(&layer.root, RecursiveMode::Recursive)
-                .map_err(|source| WatchError { path: layer.root.display().to_string(), source })?;
-        } else {
-            tracing::warn!(root = %layer.root.display(), layer = %layer.name, "root does not exist; not watched");
-        }
-    }
+    let watcher = Arc::new(Mutex::new(watcher));
+    let roots: Vec<PathBuf> = host.layers().iter().map(|layer| layer.root.clone()).collect();
+    let mut watched = HashMap::new();
+    refresh_watches(&mut watcher.lock().expect("watcher lock"), &roots, &mut watched)?;
+
+    let task_watcher = watcher.clone();
     let task = tokio::spawn(async move {
         while receiver.recv().await.is_some() {
             // Wait for the burst of events (a copy, a rename, an editor's save) to settle,
@@ -86,6 +159,13 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
                     Ok(None) => return,
                     Err(_quiet) => break,
                 }
+            }
+            // A root may have appeared or vanished: watch what exists before rescanning,
+            // so that files written into a new root from now on are seen.
+            if let Ok(mut watcher) = task_watcher.lock()
+                && let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched)
+            {
+                tracing::warn!("{error}");
             }
             let change = host.reload().await;
             if !change.is_empty() {

@@ -175,6 +175,50 @@ async fn hot_reload_adds_changes_breaks_renames_and_removes() {
 }
 
 #[tokio::test]
+async fn a_root_created_after_the_watch_starts_is_served_and_survives_being_recreated() {
+    let parent = ToolsDir::new();
+    // Two levels missing: the watch must follow the path as it appears.
+    let root = parent.path().join("project/tools");
+    let host = ToolHost::builder().root(&root).build().await.unwrap();
+    let mut changes = host.subscribe();
+    let _watch = host.watch(Duration::from_millis(50)).unwrap();
+    let math = std::fs::read(component("math")).unwrap();
+
+    std::fs::create_dir_all(root.join("math")).unwrap();
+    // Give the watcher a burst to notice the new directories before the file lands.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    write_atomically(&root.join("math/math.wasm"), &math);
+    let mut served = false;
+    for _ in 0..5 {
+        let change = next_change(&mut changes, 10).await;
+        if change.added.contains(&"math/add".to_owned()) {
+            served = true;
+            break;
+        }
+    }
+    assert!(served, "math/add appeared");
+    assert_eq!(host.call("math/add", json!({ "numbers": [2, 3] })).await.unwrap(), json!({ "value": 5.0 }));
+
+    // Removed: its tools go. Created again: the new directory is watched too.
+    std::fs::remove_dir_all(&root).unwrap();
+    let change = next_change(&mut changes, 10).await;
+    assert!(change.removed.contains(&"math/add".to_owned()), "{change:?}");
+    std::fs::create_dir_all(root.join("math")).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    write_atomically(&root.join("math/math.wasm"), &math);
+    let mut served = false;
+    for _ in 0..5 {
+        let change = next_change(&mut changes, 10).await;
+        if change.added.contains(&"math/add".to_owned()) {
+            served = true;
+            break;
+        }
+    }
+    assert!(served, "math/add came back");
+    assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));
+}
+
+#[tokio::test]
 async fn a_root_that_never_goes_quiet_still_reloads() {
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
