@@ -331,6 +331,15 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
                     }
                     Ok(ExitCode::SUCCESS)
                 }
+                Err(error @ CallError::NotFound { .. }) => match failed_load_in_namespace(&host, &name) {
+                    // The tool may well be in a file that did not load: say so, rather
+                    // than "no such tool".
+                    Some(load_error) => {
+                        eprintln!("error[load]: no tool named `{name}` is served; {load_error}");
+                        Ok(ExitCode::from(EXIT_LOAD_ERROR))
+                    }
+                    None => Ok(report_error(&error)),
+                },
                 Err(error) => Ok(report_error(&error)),
             }
         }
@@ -359,6 +368,15 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A load error of a component in the namespace of `name` (`ns/tool`, `ns__tool` or
+/// `ns.tool`), which may be the component that would have served it.
+fn failed_load_in_namespace(host: &ToolHost, name: &str) -> Option<toolhost::LoadError> {
+    let namespace = name.split_once('/').or_else(|| name.split_once("__")).or_else(|| name.split_once('.'))?.0;
+    host.load_errors()
+        .into_iter()
+        .find(|error| error.path.parent().and_then(|dir| dir.file_name()).is_some_and(|dir| dir == namespace))
 }
 
 fn report_error(error: &CallError) -> ExitCode {

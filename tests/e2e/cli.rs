@@ -122,6 +122,23 @@ fn each_error_kind_has_its_own_exit_code_and_one_line() {
     }
 }
 
+/// A tool that is missing because its component failed to load says so (exit 14), while
+/// one missing from a healthy namespace stays "not found" (exit 3).
+#[test]
+fn a_tool_of_a_component_that_failed_to_load_is_a_load_error() {
+    let tools = ToolsDir::with_examples();
+    tools.write("units", "convert.wasm", b"\0asm\x0d\0\x01\0truncated");
+    let dir = tools.path().to_str().unwrap();
+    let output = toolhost(&["call", dir, "units/convert", "--input", "{}"], None);
+    assert_eq!(output.status.code(), Some(14), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr.trim_end().lines().last().unwrap();
+    assert!(last.starts_with("error[load]: no tool named `units/convert` is served;"), "{last}");
+    assert!(last.contains("units/convert.wasm"), "{last}");
+    let output = toolhost(&["call", dir, "math/nothing", "--input", "{}"], None);
+    assert_eq!(output.status.code(), Some(3));
+}
+
 /// Each limit, and the caller policy, has its own exit code and one line on stderr.
 #[test]
 fn limits_and_policy_have_their_own_exit_codes() {
