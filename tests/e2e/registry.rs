@@ -174,6 +174,24 @@ async fn hot_reload_adds_changes_breaks_renames_and_removes() {
     assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));
 }
 
+/// Creates `root/math/`, lets the watcher see the new directories, then installs the math
+/// component and waits until `math/add` is served.
+async fn install_into_new_root(
+    root: &std::path::Path,
+    math: &[u8],
+    changes: &mut tokio::sync::broadcast::Receiver<toolhost::RegistryChange>,
+) {
+    std::fs::create_dir_all(root.join("math")).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    write_atomically(&root.join("math/math.wasm"), math);
+    for _ in 0..5 {
+        if next_change(changes, 10).await.added.contains(&"math/add".to_owned()) {
+            return;
+        }
+    }
+    panic!("math/add was not served from {}", root.display());
+}
+
 #[tokio::test]
 async fn a_root_created_after_the_watch_starts_is_served_and_survives_being_recreated() {
     let parent = ToolsDir::new();
@@ -184,37 +202,14 @@ async fn a_root_created_after_the_watch_starts_is_served_and_survives_being_recr
     let _watch = host.watch(Duration::from_millis(50)).unwrap();
     let math = std::fs::read(component("math")).unwrap();
 
-    std::fs::create_dir_all(root.join("math")).unwrap();
-    // Give the watcher a burst to notice the new directories before the file lands.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    write_atomically(&root.join("math/math.wasm"), &math);
-    let mut served = false;
-    for _ in 0..5 {
-        let change = next_change(&mut changes, 10).await;
-        if change.added.contains(&"math/add".to_owned()) {
-            served = true;
-            break;
-        }
-    }
-    assert!(served, "math/add appeared");
+    install_into_new_root(&root, &math, &mut changes).await;
     assert_eq!(host.call("math/add", json!({ "numbers": [2, 3] })).await.unwrap(), json!({ "value": 5.0 }));
 
     // Removed: its tools go. Created again: the new directory is watched too.
     std::fs::remove_dir_all(&root).unwrap();
     let change = next_change(&mut changes, 10).await;
     assert!(change.removed.contains(&"math/add".to_owned()), "{change:?}");
-    std::fs::create_dir_all(root.join("math")).unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    write_atomically(&root.join("math/math.wasm"), &math);
-    let mut served = false;
-    for _ in 0..5 {
-        let change = next_change(&mut changes, 10).await;
-        if change.added.contains(&"math/add".to_owned()) {
-            served = true;
-            break;
-        }
-    }
-    assert!(served, "math/add came back");
+    install_into_new_root(&root, &math, &mut changes).await;
     assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));
 }
 
