@@ -192,7 +192,7 @@ impl Hasher for Blake3Hasher {
 
 #[cfg(all(test, unix))]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     use super::*;
 
@@ -205,7 +205,6 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let base = temp.path().join("cache");
         let cache = CompileCache::open(&base, &Engine::default()).unwrap();
-        use std::os::unix::fs::MetadataExt;
         assert_eq!(std::fs::metadata(&base).unwrap().mode() & 0o777, 0o700);
         assert_eq!(std::fs::metadata(cache.dir()).unwrap().mode() & 0o777, 0o700);
         // Reopening an existing private cache is fine; so is a 0755 one.

@@ -373,7 +373,8 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
 /// A load error of a component in the namespace of `name` (`ns/tool`, `ns__tool` or
 /// `ns.tool`), which may be the component that would have served it.
 fn failed_load_in_namespace(host: &ToolHost, name: &str) -> Option<toolhost::LoadError> {
-    let namespace = name.split_once('/').or_else(|| name.split_once("__")).or_else(|| name.split_once('.'))?.0;
+    let full_name = if name.contains('/') { name.to_owned() } else { toolhost::export::unmap(name)? };
+    let (namespace, _tool) = toolhost::names::split(&full_name)?;
     host.load_errors()
         .into_iter()
         .find(|error| error.path.parent().and_then(|dir| dir.file_name()).is_some_and(|dir| dir == namespace))

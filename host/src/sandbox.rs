@@ -80,13 +80,12 @@ pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<SandboxState>
 pub(crate) struct CallLimiter {
     memory_limit: u64,
     memory_in_use: u64,
-    table_elements_limit: usize,
     pub refused: Option<(MemoryResource, u64)>,
 }
 
 impl CallLimiter {
     fn new(memory_limit: u64) -> Self {
-        CallLimiter { memory_limit, memory_in_use: 0, table_elements_limit: TABLE_ELEMENTS_LIMIT, refused: None }
+        CallLimiter { memory_limit, memory_in_use: 0, refused: None }
     }
 }
 
@@ -109,10 +108,10 @@ impl ResourceLimiter for CallLimiter {
     }
 
     fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        if desired <= self.table_elements_limit {
+        if desired <= TABLE_ELEMENTS_LIMIT {
             return Ok(true);
         }
-        self.refused = Some((MemoryResource::TableElements, self.table_elements_limit as u64));
+        self.refused = Some((MemoryResource::TableElements, TABLE_ELEMENTS_LIMIT as u64));
         Ok(false)
     }
 }

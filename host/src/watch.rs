@@ -10,16 +10,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::ToolHost;
 
-/// Keeps the watcher alive; dropping it stops watching.
+/// Keeps the watcher alive (its task owns it); dropping it stops watching.
 pub struct WatchHandle {
-    _watcher: Arc<Mutex<notify::RecommendedWatcher>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -125,7 +123,7 @@ fn max_settle(debounce: Duration) -> Duration {
 
 pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
         Ok(event) if is_relevant(&event) => {
             let _ = sender.send(());
         }
@@ -137,12 +135,10 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
         }
     })
     .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
-    let watcher = Arc::new(Mutex::new(watcher));
     let roots: Vec<PathBuf> = host.layers().iter().map(|layer| layer.root.clone()).collect();
     let mut watched = HashMap::new();
-    refresh_watches(&mut watcher.lock().expect("watcher lock"), &roots, &mut watched)?;
+    refresh_watches(&mut watcher, &roots, &mut watched)?;
 
-    let task_watcher = watcher.clone();
     let task = tokio::spawn(async move {
         while receiver.recv().await.is_some() {
             // Wait for the burst of events (a copy, a rename, an editor's save) to settle,
@@ -162,9 +158,7 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
             }
             // A root may have appeared or vanished: watch what exists before rescanning,
             // so that files written into a new root from now on are seen.
-            if let Ok(mut watcher) = task_watcher.lock()
-                && let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched)
-            {
+            if let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched) {
                 tracing::warn!("{error}");
             }
             let change = host.reload().await;
@@ -179,5 +173,5 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
             }
         }
     });
-    Ok(WatchHandle { _watcher: watcher, task })
+    Ok(WatchHandle { task })
 }
