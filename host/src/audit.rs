@@ -12,8 +12,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::CallReport;
-use crate::outbound::DeniedRequest;
 use crate::policy::Caller;
+use crate::sandbox::outbound::DeniedRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CallRecord {

@@ -26,27 +26,16 @@
 //! ```
 
 pub mod audit;
-pub mod cache;
-pub mod component;
+pub mod config;
 pub mod contract;
-mod engine;
 pub mod error;
-pub mod export;
-pub mod grants;
-pub mod guest_output;
-pub mod host_config;
-pub mod limits;
-pub mod manifest;
-pub mod mcp;
 pub mod names;
-pub mod outbound;
 pub mod policy;
 pub mod registry;
-mod reload;
-mod sandbox;
+pub mod sandbox;
 pub mod scaffold;
 pub mod schema;
-mod watch;
+pub mod serve;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,26 +47,28 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 pub use crate::audit::CallRecord;
-pub use crate::component::{LoadedComponent, ToolDef};
-pub use crate::engine::{EngineSettings, MAX_INSTANCES};
+pub use crate::config::host_config::{ConfigError, HostConfig};
 pub use crate::error::{CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation};
-pub use crate::export::ExportFormat;
-pub use crate::grants::{FileGrant, Grants};
-pub use crate::guest_output::CapturedOutput;
-pub use crate::host_config::{ConfigError, HostConfig};
-pub use crate::limits::Limits;
 pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Policy, PolicyRule};
+pub use crate::registry::component::{LoadedComponent, ToolDef};
+pub use crate::registry::load::LoadProgress;
+pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{Layer, RegistryChange, Snapshot, ToolEntry};
-pub use crate::reload::LoadProgress;
-pub use crate::watch::{WatchError, WatchHandle};
+pub use crate::sandbox::engine::{EngineSettings, MAX_INSTANCES};
+pub use crate::sandbox::grants::{FileGrant, Grants};
+pub use crate::sandbox::limits::Limits;
+pub use crate::sandbox::output::CapturedOutput;
+pub use crate::serve::definitions::ExportFormat;
 
-use crate::cache::CompileCache;
-use crate::component::Loader;
+use crate::config::manifest::Ceilings;
 use crate::contract::GuestToolError;
-use crate::manifest::Ceilings;
-use crate::outbound::DeniedRequest;
-use crate::reload::ProgressFn;
-use crate::sandbox::{Operation, Returned, SandboxState};
+use crate::registry::cache::CompileCache;
+use crate::registry::component::Loader;
+use crate::registry::load::ProgressFn;
+use crate::registry::{cache, load as reload, watch};
+use crate::sandbox::outbound::DeniedRequest;
+use crate::sandbox::{Operation, Returned, SandboxState, engine};
+use crate::serve::definitions as export;
 
 /// What the host shares between loads and calls.
 struct Core {

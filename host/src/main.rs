@@ -350,17 +350,17 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
             }
             let _watch = host.watch(Duration::from_millis(100))?;
             match http {
-                None => toolhost::mcp::serve_stdio(host, options.caller).await?,
+                None => toolhost::serve::mcp::serve_stdio(host, options.caller).await?,
                 Some(addr) => {
-                    let listener = toolhost::mcp::bind(&addr).await?;
-                    eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::mcp::HTTP_PATH);
-                    let http_options = toolhost::mcp::HttpOptions { extra_allowed_hosts: allow_hosts };
-                    toolhost::mcp::serve_http_on(
+                    let listener = toolhost::serve::mcp::bind(&addr).await?;
+                    eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::serve::mcp::HTTP_PATH);
+                    let http_options = toolhost::serve::mcp::HttpOptions { extra_allowed_hosts: allow_hosts };
+                    toolhost::serve::mcp::serve_http_on(
                         host,
                         options.caller,
                         listener,
                         http_options,
-                        toolhost::mcp::shutdown_signal(),
+                        toolhost::serve::mcp::shutdown_signal(),
                     )
                     .await?;
                 }
@@ -373,7 +373,7 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
 /// A load error of a component in the namespace of `name` (`ns/tool`, `ns__tool` or
 /// `ns.tool`), which may be the component that would have served it.
 fn failed_load_in_namespace(host: &ToolHost, name: &str) -> Option<toolhost::LoadError> {
-    let full_name = if name.contains('/') { name.to_owned() } else { toolhost::export::unmap(name)? };
+    let full_name = if name.contains('/') { name.to_owned() } else { toolhost::serve::definitions::unmap(name)? };
     let (namespace, _tool) = toolhost::names::split(&full_name)?;
     host.load_errors()
         .into_iter()

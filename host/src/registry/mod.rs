@@ -7,13 +7,18 @@
 //! Two components of the *same* layer exporting one full name is a conflict: the
 //! component whose file name sorts first keeps the name, and the conflict is reported.
 
+pub mod cache;
+pub mod component;
+pub(crate) mod load;
+pub(crate) mod watch;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::component::{LoadedComponent, ToolDef};
 use crate::error::{CallError, LoadError, LoadErrorKind};
 use crate::names;
+use crate::registry::component::{LoadedComponent, ToolDef};
 
 /// One directory root and its place in the precedence order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -283,7 +288,7 @@ impl Snapshot {
             return Ok(entry);
         }
         // Names as function-calling exports spell them: `ns__tool`, `ns.tool`.
-        if let Some(entry) = crate::export::unmap(name).and_then(|full| self.tools.get(&full)) {
+        if let Some(entry) = crate::serve::definitions::unmap(name).and_then(|full| self.tools.get(&full)) {
             return Ok(entry);
         }
         Err(CallError::NotFound { name: name.to_owned(), suggestions: self.close_matches(name) })

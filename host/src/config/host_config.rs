@@ -40,12 +40,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::engine::MAX_INSTANCES;
+use crate::config::manifest::{self, Ceilings, RawLimits};
 use crate::error::LoadErrorKind;
-use crate::limits::Limits;
-use crate::manifest::{self, Ceilings, RawLimits};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::Layer;
+use crate::sandbox::engine::MAX_INSTANCES;
+use crate::sandbox::limits::Limits;
 use crate::{CacheSetting, EngineSettings, MAX_TIMEOUT, ToolHostBuilder};
 
 /// The host configuration, resolved (paths absolute, sizes in bytes).

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
-use crate::cache::CompileCache;
+use crate::config::manifest::Manifest;
 use crate::contract::{self, ContractCheck, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::grants::Grants;
-use crate::limits::Limits;
-use crate::manifest::Manifest;
 use crate::names;
+use crate::registry::cache::CompileCache;
+use crate::sandbox::grants::Grants;
+use crate::sandbox::limits::Limits;
 use crate::sandbox::{self, Operation, Returned, SandboxState};
 use crate::schema::Schema;
 

@@ -5,6 +5,12 @@
 //! tables (through [`CallLimiter`]), wall-clock time (epoch deadline plus an async
 //! timeout for time spent blocked in host calls), and captured output.
 
+pub(crate) mod engine;
+pub mod grants;
+pub mod limits;
+pub mod outbound;
+pub mod output;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,10 +21,10 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::contract::{self, GuestToolError, GuestToolInfo, LogLevel, Plugin, PluginPre};
 use crate::error::{CallError, MemoryResource};
-use crate::grants::Grants;
-use crate::guest_output::{CapturedOutput, OutputSink, level_name};
-use crate::limits::Limits;
-use crate::outbound::{DeniedRequest, OutboundHttp};
+use crate::sandbox::grants::Grants;
+use crate::sandbox::limits::Limits;
+use crate::sandbox::outbound::{DeniedRequest, OutboundHttp};
+use crate::sandbox::output::{CapturedOutput, OutputSink, level_name};
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
 /// spinning in wasm is stopped by its own deadline (a clean trap) and the backstop only

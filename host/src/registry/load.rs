@@ -10,9 +10,9 @@ use std::sync::Arc;
 use futures::FutureExt;
 
 use crate::Core;
-use crate::component::LoadedComponent;
+use crate::config::manifest::{self, Manifest};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::manifest::{self, Manifest};
+use crate::registry::component::LoadedComponent;
 use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, Snapshot};
 
 /// Progress of a (re)load, for operators watching a slow start.

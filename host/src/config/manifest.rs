@@ -33,9 +33,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::grants::{FileGrant, Grants};
-use crate::limits::Limits;
-use crate::outbound::HostPattern;
+use crate::sandbox::grants::{FileGrant, Grants};
+use crate::sandbox::limits::Limits;
+use crate::sandbox::outbound::HostPattern;
 
 /// What a manifest decides for its component.
 #[derive(Debug, Clone, PartialEq)]

@@ -33,9 +33,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::ToolHost;
 use crate::error::CallError;
-use crate::export;
 use crate::policy::Caller;
 use crate::registry::{RegistryChange, Snapshot};
+use crate::serve::definitions as export;
 
 /// The path the Streamable HTTP endpoint is mounted at.
 pub const HTTP_PATH: &str = "/mcp";

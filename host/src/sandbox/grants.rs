@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::outbound::HostPattern;
+use crate::sandbox::outbound::HostPattern;
 
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 

@@ -1,0 +1,5 @@
+//! The operator's configuration files: `toolhost.toml` and the manifest beside each
+//! component.
+
+pub mod host_config;
+pub mod manifest;

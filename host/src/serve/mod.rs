@@ -1,0 +1,4 @@
+//! Serving tools to their consumers: function-calling definitions and the MCP server.
+
+pub mod definitions;
+pub mod mcp;
