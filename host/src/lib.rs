@@ -54,18 +54,19 @@ pub use crate::registry::component::{LoadedComponent, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{Layer, RegistryChange, Snapshot, ToolEntry};
-pub use crate::sandbox::engine::{EngineSettings, MAX_INSTANCES};
+pub use crate::sandbox::engine::EngineSettings;
 pub use crate::sandbox::grants::{FileGrant, Grants};
 pub use crate::sandbox::limits::Limits;
+pub use crate::sandbox::limits::MAX_INSTANCES;
 pub use crate::sandbox::output::CapturedOutput;
 pub use crate::serve::definitions::ExportFormat;
 
-use crate::config::manifest::Ceilings;
 use crate::contract::GuestToolError;
 use crate::registry::cache::CompileCache;
 use crate::registry::component::Loader;
 use crate::registry::load::ProgressFn;
 use crate::registry::{cache, load as reload, watch};
+use crate::sandbox::limits::Ceilings;
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::{Operation, Returned, SandboxState, engine};
 use crate::serve::definitions as export;
@@ -208,7 +209,7 @@ impl ToolHostBuilder {
                 None
             }
         });
-        let ceilings = Ceilings { memory: self.engine.max_memory, timeout: MAX_TIMEOUT };
+        let ceilings = Ceilings::of(&self.engine);
         let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
         let snapshot = reload::build_snapshot(&core, &self.layers, None, self.progress.as_ref()).await;
         let (changes, _) = tokio::sync::broadcast::channel(64);
@@ -228,9 +229,6 @@ impl ToolHostBuilder {
         })
     }
 }
-
-/// The longest call a manifest may ask for.
-pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A host serving the tools of its layers. Cheap to clone; clones share everything.
 #[derive(Clone)]

@@ -352,15 +352,15 @@ async fn run(options: HostOptions, command: Command) -> anyhow::Result<ExitCode>
             match http {
                 None => toolhost::serve::mcp::serve_stdio(host, options.caller).await?,
                 Some(addr) => {
-                    let listener = toolhost::serve::mcp::bind(&addr).await?;
-                    eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::serve::mcp::HTTP_PATH);
-                    let http_options = toolhost::serve::mcp::HttpOptions { extra_allowed_hosts: allow_hosts };
-                    toolhost::serve::mcp::serve_http_on(
+                    let listener = toolhost::serve::http::bind(&addr).await?;
+                    eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::serve::http::HTTP_PATH);
+                    let http_options = toolhost::serve::http::HttpOptions { extra_allowed_hosts: allow_hosts };
+                    toolhost::serve::http::serve_http_on(
                         host,
                         options.caller,
                         listener,
                         http_options,
-                        toolhost::serve::mcp::shutdown_signal(),
+                        toolhost::serve::http::shutdown_signal(),
                     )
                     .await?;
                 }

@@ -40,13 +40,13 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::manifest::{self, Ceilings, RawLimits};
-use crate::error::LoadErrorKind;
+use crate::config::limits::RawLimits;
+use crate::config::units::{Problem, parse_size};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::Layer;
-use crate::sandbox::engine::MAX_INSTANCES;
 use crate::sandbox::limits::Limits;
-use crate::{CacheSetting, EngineSettings, MAX_TIMEOUT, ToolHostBuilder};
+use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
+use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
 /// The host configuration, resolved (paths absolute, sizes in bytes).
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +114,7 @@ struct RawCache {
 }
 
 impl HostConfig {
+    /// Reads and checks `toolhost.toml` at `path`.
     pub fn load(path: &Path) -> Result<HostConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             path: path.to_owned(),
@@ -123,51 +124,14 @@ impl HostConfig {
         HostConfig::parse(path, &text)
     }
 
+    /// Checks configuration text; `path` names the file in errors and anchors relative
+    /// paths.
     pub fn parse(path: &Path, text: &str) -> Result<HostConfig, ConfigError> {
-        let error_at = manifest::error_at_fn(path, text);
-        let to_config_error = |error: crate::LoadError| match error.kind {
-            LoadErrorKind::Manifest { line, problem, .. } => ConfigError { path: path.to_owned(), line, problem },
-            other => ConfigError { path: path.to_owned(), line: 1, problem: other.to_string() },
-        };
-        let raw: RawConfig =
-            toml::from_str(text).map_err(|e| to_config_error(error_at(e.span(), e.message().to_owned())))?;
-        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-
-        let mut engine = EngineSettings::default();
-        if let Some(max_memory) = raw.engine.max_memory {
-            let span = max_memory.span();
-            engine.max_memory = manifest::parse_size(max_memory.get_ref())
-                .map_err(|problem| to_config_error(error_at(Some(span), format!("`max_memory`: {problem}"))))?;
-        }
-        if let Some(max_instances) = raw.engine.max_instances {
-            if !(1..=MAX_INSTANCES).contains(max_instances.get_ref()) {
-                return Err(to_config_error(error_at(
-                    Some(max_instances.span()),
-                    format!("`max_instances` must be between 1 and {MAX_INSTANCES}"),
-                )));
-            }
-            engine.max_instances = max_instances.into_inner();
-        }
-        let ceilings = Ceilings { memory: engine.max_memory, timeout: MAX_TIMEOUT };
-        let defaults =
-            manifest::resolve_limits(raw.defaults, Limits::default(), ceilings, &error_at).map_err(to_config_error)?;
-
-        let mut layers: Vec<Layer> = Vec::new();
-        for layer in raw.layer {
-            let span = layer.span();
-            let layer = layer.into_inner();
-            if layers.iter().any(|l| l.name == layer.name) {
-                return Err(to_config_error(error_at(Some(span), format!("layer `{}` is defined twice", layer.name))));
-            }
-            layers.push(Layer { name: layer.name, root: base.join(layer.root), stdlib: layer.stdlib });
-        }
-        let cache = match (raw.cache.enabled, raw.cache.dir) {
-            (Some(false), _) => CacheSetting::Disabled,
-            (_, Some(dir)) => CacheSetting::Dir(base.join(dir)),
-            _ => CacheSetting::Default,
-        };
-        let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
-        Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl })
+        check(path, text).map_err(|problem| ConfigError {
+            path: path.to_owned(),
+            line: problem.line(text),
+            problem: problem.message,
+        })
     }
 
     /// A builder with this configuration applied.
@@ -185,6 +149,48 @@ impl HostConfig {
         }
         builder
     }
+}
+
+fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
+    let raw: RawConfig = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
+    let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let engine = engine_settings(raw.engine)?;
+    let defaults = raw.defaults.resolve(Limits::default(), Ceilings::of(&engine))?;
+    let mut layers: Vec<Layer> = Vec::new();
+    for layer in raw.layer {
+        let span = layer.span();
+        let layer = layer.into_inner();
+        if layers.iter().any(|l| l.name == layer.name) {
+            return Err(Problem::at(span, format!("layer `{}` is defined twice", layer.name)));
+        }
+        layers.push(Layer { name: layer.name, root: base.join(layer.root), stdlib: layer.stdlib });
+    }
+    let cache = match (raw.cache.enabled, raw.cache.dir) {
+        (Some(false), _) => CacheSetting::Disabled,
+        (_, Some(dir)) => CacheSetting::Dir(base.join(dir)),
+        _ => CacheSetting::Default,
+    };
+    let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
+    Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl })
+}
+
+fn engine_settings(raw: RawEngine) -> Result<EngineSettings, Problem> {
+    let mut engine = EngineSettings::default();
+    if let Some(max_memory) = raw.max_memory {
+        let span = max_memory.span();
+        engine.max_memory =
+            parse_size(max_memory.get_ref()).map_err(|e| Problem::at(span, format!("`max_memory`: {e}")))?;
+    }
+    if let Some(max_instances) = raw.max_instances {
+        if !(1..=MAX_INSTANCES).contains(max_instances.get_ref()) {
+            return Err(Problem::at(
+                max_instances.span(),
+                format!("`max_instances` must be between 1 and {MAX_INSTANCES}"),
+            ));
+        }
+        engine.max_instances = max_instances.into_inner();
+    }
+    Ok(engine)
 }
 
 #[cfg(test)]

@@ -25,23 +25,26 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Component as PathComponent, Path};
-use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::config::limits::RawLimits;
+use crate::config::units::{Problem, span_of};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::sandbox::grants::{FileGrant, Grants};
-use crate::sandbox::limits::Limits;
+use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
 
 /// What a manifest decides for its component.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
+    /// Per-call limits: the host's defaults with the manifest's `[limits]` over them.
     pub limits: Limits,
+    /// What the guest may reach; nothing unless the manifest grants it.
     pub grants: Grants,
+    /// Calls must pass the host's approval hook first.
     pub requires_approval: bool,
 }
 
@@ -53,13 +56,6 @@ impl Manifest {
     }
 }
 
-/// Upper bounds a manifest may not exceed, set by the host.
-#[derive(Debug, Clone, Copy)]
-pub struct Ceilings {
-    pub memory: u64,
-    pub timeout: Duration,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
@@ -69,24 +65,6 @@ struct RawManifest {
     grants: RawGrants,
     #[serde(default)]
     policy: RawPolicy,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawLimits {
-    fuel: Option<Spanned<u64>>,
-    memory: Option<Spanned<Size>>,
-    timeout: Option<Spanned<String>>,
-    max_output: Option<Spanned<Size>>,
-    max_log: Option<Spanned<Size>>,
-}
-
-/// A size: a number of bytes, or text such as `"64 MiB"`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Size {
-    Bytes(u64),
-    Text(String),
 }
 
 #[derive(Deserialize, Default)]
@@ -132,135 +110,82 @@ pub fn load(path: &Path, defaults: Limits, ceilings: Ceilings) -> Result<Manifes
     parse(path, &text, defaults, ceilings)
 }
 
-/// The line of a byte offset, for errors.
-pub(crate) fn error_at_fn<'a>(
-    path: &'a Path,
-    text: &'a str,
-) -> impl Fn(Option<Range<usize>>, String) -> LoadError + 'a {
-    move |span: Option<Range<usize>>, problem: String| {
-        let line = span.map_or(1, |span| line_of(text, span.start));
-        LoadError::new(path, LoadErrorKind::Manifest { manifest: path.to_owned(), line, problem })
-    }
-}
-
 /// Checks manifest text; `path` names the file in errors and anchors relative paths.
 pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
-    let error_at = error_at_fn(path, text);
-    let raw: RawManifest = toml::from_str(text).map_err(|e| error_at(e.span(), e.message().to_owned()))?;
+    check(path, text, defaults, ceilings).map_err(|problem| {
+        let kind =
+            LoadErrorKind::Manifest { manifest: path.to_owned(), line: problem.line(text), problem: problem.message };
+        LoadError::new(path, kind)
+    })
+}
+
+fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, Problem> {
+    let raw: RawManifest = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
+    let limits = raw.limits.resolve(defaults, ceilings)?;
     let base = path.parent().unwrap_or(Path::new("."));
-
-    let limits = resolve_limits(raw.limits, defaults, ceilings, &error_at)?;
-
-    let mut grants = Grants::default();
-    for grant in raw.grants.files {
-        let span = grant.span();
-        let file_grant = file_grant(base, grant.into_inner()).map_err(|problem| error_at(Some(span), problem))?;
-        if grants.files.iter().any(|existing| existing.guest == file_grant.guest) {
-            return Err(error_at(
-                Some(grant_span(text, &file_grant.guest)),
-                format!("guest path `{}` is granted twice", file_grant.guest),
-            ));
-        }
-        grants.files.push(file_grant);
-    }
-    let mut network = Vec::new();
-    for pattern in raw.grants.network {
-        let span = pattern.span();
-        network.push(HostPattern::parse(pattern.get_ref()).map_err(|problem| error_at(Some(span), problem))?);
-    }
-    grants.network = network.into();
-    for name in raw.grants.env {
-        let span = name.span();
-        let name = name.into_inner();
-        if !is_env_name(&name) {
-            return Err(error_at(Some(span), format!("`{name}` is not an environment variable name")));
-        }
-        match std::env::var(&name) {
-            Ok(value) => grants.env.push((name, value)),
-            Err(_) => {
-                tracing::info!(manifest = %path.display(), variable = %name, "granted environment variable is not set on the host")
-            }
-        }
-    }
-    for (key, value) in raw.grants.config {
-        let value = match value.into_inner() {
-            ConfigValue::String(s) => s,
-            ConfigValue::Integer(i) => i.to_string(),
-            ConfigValue::Float(f) => f.to_string(),
-            ConfigValue::Bool(b) => b.to_string(),
-        };
-        grants.config.insert(key, value);
-    }
+    let grants = Grants {
+        files: file_grants(base, text, raw.grants.files)?,
+        network: network_grants(raw.grants.network)?.into(),
+        env: env_grants(path, raw.grants.env)?,
+        config: config_grants(raw.grants.config),
+    };
     Ok(Manifest { limits, grants, requires_approval: raw.policy.requires_approval })
 }
 
-/// Applies a `[limits]` table over `defaults`. Shared by manifests and the host config.
-pub(crate) fn resolve_limits(
-    raw: RawLimits,
-    defaults: Limits,
-    ceilings: Ceilings,
-    error_at: &dyn Fn(Option<Range<usize>>, String) -> LoadError,
-) -> Result<Limits, LoadError> {
-    let mut limits = defaults;
-    if let Some(fuel) = raw.fuel {
-        if *fuel.get_ref() == 0 {
-            return Err(error_at(Some(fuel.span()), "`fuel` must be greater than 0".into()));
+fn file_grants(base: &Path, text: &str, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {
+    let mut grants: Vec<FileGrant> = Vec::with_capacity(raw.len());
+    for grant in raw {
+        let span = grant.span();
+        let grant = file_grant(base, grant.into_inner()).map_err(|message| Problem::at(span, message))?;
+        if grants.iter().any(|existing| existing.guest == grant.guest) {
+            let message = format!("guest path `{}` is granted twice", grant.guest);
+            return Err(Problem::at(span_of(text, &grant.guest), message));
         }
-        limits.fuel = fuel.into_inner();
+        grants.push(grant);
     }
-    let size = |value: Spanned<Size>, key: &str| -> Result<u64, LoadError> {
-        let span = value.span();
-        let bytes = match value.into_inner() {
-            Size::Bytes(bytes) => bytes,
-            Size::Text(text) => {
-                parse_size(&text).map_err(|problem| error_at(Some(span.clone()), format!("`{key}`: {problem}")))?
-            }
-        };
-        if bytes == 0 {
-            return Err(error_at(Some(span), format!("`{key}` must be greater than 0")));
-        }
-        Ok(bytes)
-    };
-    if let Some(memory) = raw.memory {
-        let span = memory.span();
-        limits.memory = size(memory, "memory")?;
-        if limits.memory > ceilings.memory {
-            return Err(error_at(
-                Some(span),
-                format!("`memory` is {} bytes, over the host's ceiling of {} bytes", limits.memory, ceilings.memory),
-            ));
-        }
-    }
-    if let Some(max_output) = raw.max_output {
-        limits.max_output = size(max_output, "max_output")?;
-    }
-    if let Some(max_log) = raw.max_log {
-        limits.max_log = size(max_log, "max_log")?;
-    }
-    if let Some(timeout) = raw.timeout {
-        let span = timeout.span();
-        limits.timeout = parse_duration(timeout.get_ref())
-            .map_err(|problem| error_at(Some(span.clone()), format!("`timeout`: {problem}")))?;
-        if limits.timeout > ceilings.timeout {
-            return Err(error_at(
-                Some(span),
-                format!("`timeout` is {:?}, over the host's ceiling of {:?}", limits.timeout, ceilings.timeout),
-            ));
-        }
-    }
-
-    Ok(limits)
+    Ok(grants)
 }
 
-/// Best effort: the span of the first occurrence of `needle`, for errors found after
-/// parsing.
-fn grant_span(text: &str, needle: &str) -> Range<usize> {
-    let start = text.find(needle).unwrap_or(0);
-    start..start + needle.len()
+fn network_grants(raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, Problem> {
+    raw.into_iter()
+        .map(|pattern| HostPattern::parse(pattern.get_ref()).map_err(|message| Problem::at(pattern.span(), message)))
+        .collect()
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
+/// The granted variables' values, read from the host's environment now. One that is not
+/// set is simply absent for the guest.
+fn env_grants(path: &Path, raw: Vec<Spanned<String>>) -> Result<Vec<(String, String)>, Problem> {
+    let mut env = Vec::new();
+    for name in raw {
+        let span = name.span();
+        let name = name.into_inner();
+        if !is_env_name(&name) {
+            return Err(Problem::at(span, format!("`{name}` is not an environment variable name")));
+        }
+        match std::env::var(&name) {
+            Ok(value) => env.push((name, value)),
+            Err(_) => tracing::info!(
+                manifest = %path.display(),
+                variable = %name,
+                "granted environment variable is not set on the host"
+            ),
+        }
+    }
+    Ok(env)
+}
+
+fn config_grants(raw: BTreeMap<String, Spanned<ConfigValue>>) -> BTreeMap<String, String> {
+    raw.into_iter()
+        .map(|(key, value)| {
+            let value = match value.into_inner() {
+                ConfigValue::String(s) => s,
+                ConfigValue::Integer(i) => i.to_string(),
+                ConfigValue::Float(f) => f.to_string(),
+                ConfigValue::Bool(b) => b.to_string(),
+            };
+            (key, value)
+        })
+        .collect()
 }
 
 fn file_grant(base: &Path, raw: RawFileGrant) -> Result<FileGrant, String> {
@@ -290,47 +215,11 @@ fn is_env_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// `"64 MiB"`, `"512KiB"`, `"1 MB"`, `"1024"` (bytes).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| format!("`{text}` is not a size such as \"64 MiB\""))?;
-    let multiplier: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "KB" => 1_000,
-        "KiB" => 1 << 10,
-        "MB" => 1_000_000,
-        "MiB" => 1 << 20,
-        "GB" => 1_000_000_000,
-        "GiB" => 1 << 30,
-        other => return Err(format!("unknown size unit `{other}` (use B, KB, KiB, MB, MiB, GB or GiB)")),
-    };
-    number.checked_mul(multiplier).ok_or_else(|| format!("`{text}` is too large"))
-}
-
-/// `"5s"`, `"250ms"`, `"2m"`, `"1.5s"`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().map_err(|_| format!("`{text}` is not a duration such as \"5s\""))?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "s" => number,
-        "m" | "min" => number * 60.0,
-        "" => return Err(format!("`{text}` has no unit (use ms, s or m)")),
-        other => return Err(format!("unknown duration unit `{other}` (use ms, s or m)")),
-    };
-    if seconds <= 0.0 || !seconds.is_finite() {
-        return Err(format!("`{text}` must be greater than 0"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::time::Duration;
 
     const CEILINGS: Ceilings = Ceilings { memory: 1 << 30, timeout: Duration::from_secs(600) };
 
@@ -443,17 +332,5 @@ mod tests {
         assert_eq!(manifest.grants.config.get("units").map(String::as_str), Some("metric"));
         assert_eq!(manifest.grants.config.get("retries").map(String::as_str), Some("3"));
         assert_eq!(manifest.grants.config.get("verbose").map(String::as_str), Some("true"));
-    }
-
-    #[test]
-    fn sizes_and_durations() {
-        assert_eq!(parse_size("64 MiB"), Ok(64 << 20));
-        assert_eq!(parse_size("10KB"), Ok(10_000));
-        assert_eq!(parse_size("12"), Ok(12));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("99999999999 GiB").unwrap_err().contains("too large"));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert!(parse_duration("0s").is_err());
     }
 }

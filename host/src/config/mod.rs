@@ -2,4 +2,6 @@
 //! component.
 
 pub mod host_config;
+mod limits;
 pub mod manifest;
+pub mod units;

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use crate::sandbox::limits::{MAX_INSTANCES, TABLE_ELEMENTS_LIMIT};
+
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
 /// async runtime at this granularity, so it bounds both timeout precision and how long a
 /// guest can hold an executor thread.
@@ -33,11 +35,6 @@ impl Default for EngineSettings {
     }
 }
 
-/// The most instances one engine may keep alive at once. Each costs address space (a
-/// `max_memory` slot) and the pool reserves several core instances, memories and tables
-/// per component instance.
-pub const MAX_INSTANCES: u32 = 4096;
-
 pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
     anyhow::ensure!(
         (1..=MAX_INSTANCES).contains(&settings.max_instances),
@@ -53,7 +50,7 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .total_stacks(settings.max_instances)
         .max_memory_size(usize::try_from(settings.max_memory)?)
         // Interpreted-language guests (Python, JS) carry large function tables.
-        .table_elements(crate::sandbox::TABLE_ELEMENTS_LIMIT)
+        .table_elements(TABLE_ELEMENTS_LIMIT)
         // The fiber stack a call runs on: keep its hot top resident too.
         .async_stack_keep_resident(128 << 10)
         // Decommitting a slot flushes TLBs on every core; batch it.

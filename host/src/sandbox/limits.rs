@@ -1,7 +1,42 @@
-//! What one call may consume. Host-wide defaults, narrowed or widened per component by
-//! its manifest (never beyond the engine's ceilings).
+//! What one call may consume, and every ceiling the host puts on it.
+//!
+//! [`Limits`] are host-wide defaults, narrowed or widened per component by its manifest,
+//! never beyond the [`Ceilings`]: the memory the engine's pool reserves per instance
+//! (configurable), [`MAX_TIMEOUT`], [`TABLE_ELEMENTS_LIMIT`] and [`MAX_INSTANCES`].
 
 use std::time::Duration;
+
+use wasmtime::ResourceLimiter;
+
+use crate::error::MemoryResource;
+use crate::sandbox::engine::EngineSettings;
+
+/// The longest call a manifest may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Elements one table may hold; the same bound as the pool's table slots.
+pub const TABLE_ELEMENTS_LIMIT: usize = 1 << 16;
+
+/// The most instances one engine may keep alive at once. Each costs address space (a
+/// `max_memory` slot) and the pool reserves several core instances, memories and tables
+/// per component instance.
+pub const MAX_INSTANCES: u32 = 4096;
+
+/// Upper bounds a manifest (or the host's default limits) may not exceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ceilings {
+    /// Bytes of linear memory: the engine's `max_memory`, the size of a pool slot.
+    pub memory: u64,
+    /// Wall-clock time of one call.
+    pub timeout: Duration,
+}
+
+impl Ceilings {
+    /// The ceilings of an engine configured with `settings`.
+    pub fn of(settings: &EngineSettings) -> Ceilings {
+        Ceilings { memory: settings.max_memory, timeout: MAX_TIMEOUT }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Limits {
@@ -34,5 +69,70 @@ impl Default for Limits {
 mod duration_ms {
     pub fn serialize<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
+/// Memory and table growth bounded per call. Remembers a refusal, because a guest
+/// whose allocation fails usually aborts with a generic trap, and the caller deserves to
+/// hear "memory limit", not "unreachable".
+pub(crate) struct CallLimiter {
+    memory_limit: u64,
+    memory_in_use: u64,
+    pub refused: Option<(MemoryResource, u64)>,
+}
+
+impl CallLimiter {
+    pub(super) fn new(memory_limit: u64) -> Self {
+        CallLimiter { memory_limit, memory_in_use: 0, refused: None }
+    }
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let growth = desired.saturating_sub(current) as u64;
+        match self.memory_in_use.checked_add(growth) {
+            Some(total) if total <= self.memory_limit => {
+                self.memory_in_use = total;
+                Ok(true)
+            }
+            _ => {
+                self.refused = Some((MemoryResource::LinearMemory, self.memory_limit));
+                Ok(false)
+            }
+        }
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if desired <= TABLE_ELEMENTS_LIMIT {
+            return Ok(true);
+        }
+        self.refused = Some((MemoryResource::TableElements, TABLE_ELEMENTS_LIMIT as u64));
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_refuses_growth_past_its_limits_and_remembers_which() {
+        let mut limiter = CallLimiter::new(1 << 20);
+        assert!(limiter.memory_growing(0, 1 << 20, None).unwrap());
+        assert_eq!(limiter.refused, None);
+        assert!(!limiter.memory_growing(1 << 20, (1 << 20) + 65536, None).unwrap());
+        assert_eq!(limiter.refused, Some((MemoryResource::LinearMemory, 1 << 20)));
+
+        let mut limiter = CallLimiter::new(1 << 20);
+        assert!(limiter.table_growing(0, TABLE_ELEMENTS_LIMIT, None).unwrap());
+        assert!(!limiter.table_growing(TABLE_ELEMENTS_LIMIT, TABLE_ELEMENTS_LIMIT + 1, None).unwrap());
+        assert_eq!(limiter.refused, Some((MemoryResource::TableElements, TABLE_ELEMENTS_LIMIT as u64)));
+    }
+
+    #[test]
+    fn growth_that_would_overflow_is_refused_not_wrapped() {
+        let mut limiter = CallLimiter::new(u64::MAX);
+        assert!(limiter.memory_growing(0, usize::MAX, None).unwrap());
+        assert!(!limiter.memory_growing(0, usize::MAX, None).unwrap());
     }
 }

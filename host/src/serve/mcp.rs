@@ -17,7 +17,6 @@
 //! (guests' stdout is captured by the sandbox, the host logs to stderr).
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
@@ -25,8 +24,6 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
@@ -36,13 +33,6 @@ use crate::error::CallError;
 use crate::policy::Caller;
 use crate::registry::{RegistryChange, Snapshot};
 use crate::serve::definitions as export;
-
-/// The path the Streamable HTTP endpoint is mounted at.
-pub const HTTP_PATH: &str = "/mcp";
-
-/// Hosts accepted in the `Host` header when none are configured: loopback only, on any
-/// port, so a page on another site cannot reach a local server by DNS rebinding.
-pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// Serves MCP over this process's stdin and stdout until stdin closes (or the client
 /// goes away). Logs go to stderr; nothing else is written to stdout.
@@ -59,122 +49,9 @@ pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Options of the Streamable HTTP server.
-#[derive(Debug, Clone, Default)]
-pub struct HttpOptions {
-    /// Hosts (`name` or `name:port`) accepted in the `Host` header, in addition to the
-    /// loopback names. Requests naming any other host are refused with 403.
-    pub extra_allowed_hosts: Vec<String>,
-}
-
-impl HttpOptions {
-    fn allowed_hosts(&self) -> Vec<String> {
-        LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).chain(self.extra_allowed_hosts.iter().cloned()).collect()
-    }
-
-    /// Browser origins accepted in an `Origin` header (requests without one pass): the
-    /// allowed hosts over http and https, any port unless the host names one.
-    fn allowed_origins(&self) -> Vec<String> {
-        let mut origins = Vec::new();
-        for host in self.allowed_hosts() {
-            let host = if host.contains(':') && !host.starts_with('[') && host.matches(':').count() > 1 {
-                format!("[{host}]") // a bare IPv6 address
-            } else {
-                host
-            };
-            let has_port = host.rsplit_once(':').is_some_and(|(_, port)| port.parse::<u16>().is_ok());
-            for scheme in ["http", "https"] {
-                origins.push(if has_port { format!("{scheme}://{host}") } else { format!("{scheme}://{host}:*") });
-            }
-        }
-        origins
-    }
-}
-
-/// Binds `addr` (`host:port`, or a bare port meaning `127.0.0.1:port`) for
-/// [`serve_http_on`]. Port 0 picks a free port; the listener knows which.
-pub async fn bind(addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
-    let listener = match addr.parse::<u16>() {
-        Ok(port) => tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).await,
-        Err(_) => tokio::net::TcpListener::bind(addr).await,
-    };
-    listener.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
-}
-
-/// Serves MCP over Streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM.
-pub async fn serve_http(host: ToolHost, caller: Caller, addr: SocketAddr, options: HttpOptions) -> anyhow::Result<()> {
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    serve_http_on(host, caller, listener, options, shutdown_signal()).await
-}
-
-/// Serves MCP over Streamable HTTP on a bound listener until `shutdown` completes; open
-/// sessions and their event streams are closed then.
-pub async fn serve_http_on(
-    host: ToolHost,
-    caller: Caller,
-    listener: tokio::net::TcpListener,
-    options: HttpOptions,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
-    let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() {
-        tracing::warn!(%addr, "the MCP server listens on a non-loopback address: anyone who can reach it can call tools");
-    }
-    let (router, stop) = http_router(host, caller, &options);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop();
-        })
-        .await?;
-    Ok(())
-}
-
-/// The axum router serving MCP at [`HTTP_PATH`], and a function that closes its
-/// sessions and event streams (the SDK's cancellation token, without naming its type).
-fn http_router(host: ToolHost, caller: Caller, options: &HttpOptions) -> (axum::Router, Box<dyn Fn() + Send + Sync>) {
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(options.allowed_hosts())
-        .with_allowed_origins(options.allowed_origins());
-    let stop = config.cancellation_token.clone();
-    let shared = Arc::new(Shared::new(host, caller));
-    // One handler per session (and per stateless request): each session's handler
-    // forwards registry changes to its own client.
-    let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(shared.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().route_service(HTTP_PATH, service);
-    (router, Box::new(move || stop.cancel()))
-}
-
-/// Completes on Ctrl-C or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
 /// What every session shares: the host, who calls, and the tool list of the last
 /// snapshot it was built for.
-struct Shared {
+pub(super) struct Shared {
     host: ToolHost,
     caller: Caller,
     tools: Mutex<Option<ToolList>>,
@@ -189,7 +66,7 @@ struct ToolList {
 }
 
 impl Shared {
-    fn new(host: ToolHost, caller: Caller) -> Self {
+    pub(super) fn new(host: ToolHost, caller: Caller) -> Self {
         Shared { host, caller, tools: Mutex::new(None) }
     }
 
@@ -287,14 +164,14 @@ fn unknown_tool(name: &str, suggestions: &[String]) -> ErrorData {
 }
 
 /// One MCP session's handler: cheap, created per session (stdio: once).
-struct McpServer {
+pub(super) struct McpServer {
     shared: Arc<Shared>,
     /// Dropped with the handler, which ends this session's change forwarder.
     forwarder: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
 
 impl McpServer {
-    fn new(shared: Arc<Shared>) -> Self {
+    pub(super) fn new(shared: Arc<Shared>) -> Self {
         McpServer { shared, forwarder: Mutex::new(None) }
     }
 }
@@ -414,15 +291,6 @@ mod tests {
         let error = unknown_tool("math.ad", &["math/add".into()]);
         assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
         assert_eq!(error.message, "unknown tool `math.ad` (did you mean `math.add`?)");
-    }
-
-    #[test]
-    fn origins_follow_the_allowed_hosts() {
-        let options = HttpOptions { extra_allowed_hosts: vec!["tools.example:8443".into()] };
-        let origins = options.allowed_origins();
-        assert!(origins.contains(&"http://localhost:*".to_owned()));
-        assert!(origins.contains(&"http://[::1]:*".to_owned()));
-        assert!(origins.contains(&"https://tools.example:8443".to_owned()));
     }
 
     #[test]

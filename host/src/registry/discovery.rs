@@ -1,0 +1,109 @@
+//! Finding component files in a root, and telling whether a file changed since it was
+//! loaded without reading it.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{LoadError, LoadErrorKind};
+use crate::names;
+use crate::registry::Layer;
+
+/// A component file found in a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    pub layer: usize,
+    pub namespace: String,
+    pub wasm: PathBuf,
+    /// `<component>.toml` beside the `.wasm`, when present.
+    pub manifest: Option<PathBuf>,
+}
+
+/// Lists the components of one root, in a deterministic order. Problems with names are
+/// returned beside the findings: a bad directory never hides the good ones.
+pub fn discover(layer_index: usize, layer: &Layer) -> (Vec<Discovered>, Vec<LoadError>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    let namespaces = match sorted_entries(&layer.root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (found, errors),
+        Err(e) => {
+            errors.push(LoadError::new(&layer.root, LoadErrorKind::Io(e.to_string())));
+            return (found, errors);
+        }
+    };
+    for namespace_dir in namespaces {
+        if !namespace_dir.is_dir() {
+            continue;
+        }
+        let Some(namespace) = namespace_dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        if namespace.starts_with('.') {
+            continue;
+        }
+        let files = match sorted_entries(&namespace_dir) {
+            Ok(files) => files,
+            Err(e) => {
+                errors.push(LoadError::new(&namespace_dir, LoadErrorKind::Io(e.to_string())));
+                continue;
+            }
+        };
+        let wasm_files: Vec<PathBuf> =
+            files.into_iter().filter(|f| f.extension().is_some_and(|e| e == "wasm") && f.is_file()).collect();
+        if wasm_files.is_empty() {
+            continue;
+        }
+        if let Err(problem) = names::validate_namespace(&namespace) {
+            errors.push(LoadError::new(&namespace_dir, LoadErrorKind::BadName(problem)));
+            continue;
+        }
+        for wasm in wasm_files {
+            let manifest = wasm.with_extension("toml");
+            let manifest = manifest.is_file().then_some(manifest);
+            found.push(Discovered { layer: layer_index, namespace: namespace.clone(), wasm, manifest });
+        }
+    }
+    (found, errors)
+}
+
+fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut entries = std::fs::read_dir(dir)?.map(|entry| entry.map(|e| e.path())).collect::<Result<Vec<_>, _>>()?;
+    entries.sort();
+    Ok(entries)
+}
+
+/// Identity of a file's current contents without reading it: size, modification time
+/// (nanoseconds), inode and change time. An atomic replace (rename) changes the inode; an
+/// in-place write changes the times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileStamp {
+    len: u64,
+    modified_ns: i128,
+    inode: u64,
+    changed_ns: i128,
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            len: metadata.len(),
+            modified_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
+            inode: metadata.ino(),
+            changed_ns: i128::from(metadata.ctime()) * 1_000_000_000 + i128::from(metadata.ctime_nsec()),
+        })
+    }
+}
+
+/// The stamps of a component and its manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fingerprint {
+    pub wasm: Option<FileStamp>,
+    pub manifest: Option<FileStamp>,
+}
+
+impl Fingerprint {
+    pub fn of(found: &Discovered) -> Fingerprint {
+        Fingerprint { wasm: FileStamp::of(&found.wasm), manifest: found.manifest.as_deref().and_then(FileStamp::of) }
+    }
+}

@@ -1,0 +1,64 @@
+//! The data of one call's `Store`, and every import a guest may link against. What a
+//! call can actually *do* through those imports is decided by the grants in its state.
+
+use std::sync::Arc;
+
+use wasmtime::Engine;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::contract::{self, LogLevel, Plugin};
+use crate::sandbox::grants::Grants;
+use crate::sandbox::limits::CallLimiter;
+use crate::sandbox::outbound::OutboundHttp;
+use crate::sandbox::output::{OutputSink, level_name};
+
+/// The data of one call's `Store`.
+pub(crate) struct SandboxState {
+    pub(super) wasi: WasiCtx,
+    pub(super) http: WasiHttpCtx,
+    pub(super) outbound: OutboundHttp,
+    pub(super) table: ResourceTable,
+    pub(super) limiter: CallLimiter,
+    pub(super) output: OutputSink,
+    pub(super) grants: Arc<Grants>,
+    /// `namespace/tool` (or the file, while listing tools), for log lines.
+    pub(super) label: Arc<str>,
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for SandboxState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.outbound }
+    }
+}
+
+impl contract::toolhost::tool::types::Host for SandboxState {}
+
+impl contract::toolhost::tool::host::Host for SandboxState {
+    fn log(&mut self, level: LogLevel, message: String) {
+        if self.output.log(level, &message) {
+            tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{message}");
+        }
+    }
+
+    fn config(&mut self, key: String) -> Option<String> {
+        self.grants.config.get(&key).cloned()
+    }
+}
+
+/// Links everything a guest may import. What a call can actually *do* through these
+/// imports is decided per call by its [`WasiCtx`], which starts empty.
+pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<SandboxState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(linker)
+}

@@ -1,0 +1,151 @@
+//! One fresh sandbox per guest call: a new `Store` with the call's limits, a WASI context
+//! holding exactly the component's grants, and an instance from the cached `InstancePre`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, Trap, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
+use wasmtime_wasi_http::WasiHttpCtx;
+
+use crate::contract::{GuestToolError, GuestToolInfo, PluginPre};
+use crate::error::CallError;
+use crate::sandbox::grants::Grants;
+use crate::sandbox::limits::{CallLimiter, Limits};
+use crate::sandbox::outbound::{DeniedRequest, OutboundHttp};
+use crate::sandbox::output::{CapturedOutput, OutputSink};
+use crate::sandbox::state::SandboxState;
+
+/// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
+/// spinning in wasm is stopped by its own deadline (a clean trap) and the backstop only
+/// catches guests blocked in a host call.
+const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
+
+/// What to run inside the sandbox.
+pub(crate) enum Operation<'a> {
+    ListTools,
+    Call { tool: &'a str, input: &'a str },
+}
+
+pub(crate) enum Returned {
+    Tools(Vec<GuestToolInfo>),
+    Call(Result<String, GuestToolError>),
+}
+
+/// The outcome of one sandboxed run, with what it consumed.
+pub(crate) struct Run {
+    pub result: Result<Returned, CallError>,
+    pub fuel_consumed: u64,
+    pub output: CapturedOutput,
+    /// Outgoing requests the allow-list refused.
+    pub denied_requests: Vec<DeniedRequest>,
+}
+
+/// Instantiates the component in a fresh store and runs one operation.
+pub(crate) async fn run(
+    engine: &Engine,
+    pre: &PluginPre<SandboxState>,
+    label: Arc<str>,
+    limits: &Limits,
+    grants: Arc<Grants>,
+    operation: Operation<'_>,
+) -> Run {
+    let output = OutputSink::new(limits.max_log);
+    let wasi = match build_wasi(&grants, &output) {
+        Ok(wasi) => wasi,
+        Err(message) => {
+            return Run {
+                result: Err(CallError::Host { tool: label.to_string(), message }),
+                fuel_consumed: 0,
+                output: output.take(),
+                denied_requests: Vec::new(),
+            };
+        }
+    };
+    let state = SandboxState {
+        wasi,
+        http: WasiHttpCtx::new(),
+        outbound: OutboundHttp::new(grants.network.clone()),
+        table: ResourceTable::new(),
+        limiter: CallLimiter::new(limits.memory),
+        output: output.clone(),
+        grants,
+        label: label.clone(),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    // Cannot fail: fuel is enabled on every engine this crate builds.
+    let _ = store.set_fuel(limits.fuel);
+    let deadline = Instant::now() + limits.timeout;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            Err(Trap::Interrupt.into())
+        } else {
+            // Give the executor thread back at every tick, so a spinning guest never
+            // starves other tasks.
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+
+    let guest = async {
+        let plugin = pre.instantiate_async(&mut store).await?;
+        let toolbox = plugin.toolhost_tool_toolbox();
+        match operation {
+            Operation::ListTools => toolbox.call_list_tools(&mut store).await.map(Returned::Tools),
+            Operation::Call { tool, input } => toolbox.call_call(&mut store, tool, input).await.map(Returned::Call),
+        }
+    };
+    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, guest).await;
+
+    let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+    let result = match outcome {
+        Ok(Ok(returned)) => Ok(returned),
+        Ok(Err(error)) => Err(classify(error, store.data(), limits)),
+        Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
+    };
+    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
+}
+
+fn build_wasi(grants: &Grants, output: &OutputSink) -> Result<WasiCtx, String> {
+    let mut builder = WasiCtxBuilder::new();
+    builder.stdout(output.stdout()).stderr(output.stderr());
+    for (name, value) in &grants.env {
+        builder.env(name, value);
+    }
+    grants.apply_files(&mut builder)?;
+    Ok(builder.build())
+}
+
+/// Turns a wasmtime error from instantiation or the call into the caller's terms.
+fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> CallError {
+    let tool = state.label.to_string();
+    let trap = error.downcast_ref::<Trap>();
+    // Fuel and time come first: a guest stopped by them may also have been refused
+    // memory earlier, and handled that refusal itself.
+    match trap {
+        Some(Trap::OutOfFuel) => return CallError::OutOfFuel { tool, limit: limits.fuel },
+        Some(Trap::Interrupt) => return CallError::Timeout { tool, limit: limits.timeout },
+        _ => {}
+    }
+    if let Some((resource, limit)) = state.limiter.refused {
+        return CallError::MemoryLimit { tool, resource, limit };
+    }
+    if let Some(exhausted) = error.downcast_ref::<wasmtime::PoolConcurrencyLimitError>() {
+        return CallError::Host { tool, message: format!("no free instance slot: {exhausted}") };
+    }
+    let backtrace = error.downcast_ref::<wasmtime::WasmBacktrace>().map(|bt| bt.to_string()).unwrap_or_default();
+    let mut message = match trap {
+        Some(trap) => trap.to_string(),
+        None => format!("{error:#}"),
+    };
+    // A Rust guest prints its panic message to stderr before it aborts. Kept on one line,
+    // so that the error is one line.
+    let stderr = state.output.stderr_tail(2048);
+    let stderr = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ");
+    if !stderr.is_empty() {
+        message.push_str(&format!(" (guest stderr: {stderr})"));
+    }
+    CallError::Trap { tool, message, backtrace }
+}
