@@ -16,29 +16,38 @@ use crate::policy::Caller;
 use crate::sandbox::outbound::DeniedRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One call attempt, as subscribers and the JSONL audit log see it.
 pub struct CallRecord {
     /// Milliseconds since the Unix epoch when the call started.
     pub timestamp_ms: u64,
     /// The caller's id for this call, within a batch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// Who called.
     pub caller: Caller,
     /// The name the caller used.
     pub requested: String,
     /// The full name of the tool, when one was found.
     pub tool: Option<String>,
+    /// BLAKE3 of the component that answered, hex.
     pub component_hash: Option<String>,
+    /// Wall-clock time of the whole call, in microseconds.
     pub duration_us: u64,
+    /// Fuel the guest burned.
     pub fuel_consumed: u64,
     /// `ok`, or the error kind (`input_invalid`, `timeout`, …).
     pub outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The error's message, when the call failed.
     pub error: Option<String>,
+    /// Bytes of input JSON handed to the tool.
     pub input_bytes: u64,
+    /// Bytes of output JSON the tool returned.
     pub output_bytes: u64,
     /// Bytes of guest output dropped over the log budget.
     pub dropped_log_bytes: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Outgoing requests the allow-list refused.
     pub denied_requests: Vec<DeniedRequest>,
 }
 

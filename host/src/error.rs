@@ -1,43 +1,57 @@
-//! The errors a caller of toolhost can act on.
+//! The errors a caller of toolhost can act on, and the exit code of each.
 //!
 //! [`CallError`] is what one tool call can end in; [`LoadError`] is why a component (or
-//! its manifest) is not served. Both carry the names and numbers a caller needs to
-//! report or retry, never just a string.
+//! its manifest) is not served; [`BuildError`] is why a host could not start at all.
+//! Each carries the names and numbers a caller needs to report or retry, never just a
+//! string.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Why a tool call did not produce a valid output.
+/// Why a tool call did not produce a valid output. `tool` is always the full name of
+/// the tool (or, for `NotFound`, the name asked for).
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[allow(missing_docs)] // The fields are named for what they hold; the variants say when.
 pub enum CallError {
+    /// No served tool answers to the name; `suggestions` are close served names.
     #[error("no tool named `{name}`{}", suggest(.suggestions))]
     NotFound { name: String, suggestions: Vec<String> },
 
+    /// The caller's policy, or the approval of a tool that needs it, refused the call.
     #[error("caller `{caller}` may not call `{tool}`: {reason}")]
     PermissionDenied { caller: String, tool: String, reason: String },
 
+    /// The input breaks the tool's schema (each violation points at the offending
+    /// value), or the tool itself refused input that fits it.
     #[error("invalid input for `{tool}`: {}", Violations(.violations))]
     InputInvalid { tool: String, violations: Vec<Violation> },
 
+    /// The tool answered with output that is not JSON or breaks its own schema.
     #[error("`{tool}` returned output that breaks its own schema: {}", Violations(.violations))]
     OutputInvalid { tool: String, violations: Vec<Violation> },
 
+    /// The tool tried and reported a failure.
     #[error("`{tool}` failed: {message}")]
     Failed { tool: String, message: String },
 
+    /// The guest trapped (a panic, an abort, a stack overflow), with its wasm backtrace.
     #[error("`{tool}` trapped: {message}")]
     Trap { tool: String, message: String, backtrace: String },
 
+    /// The guest burned its whole fuel budget.
     #[error("`{tool}` ran out of its {limit}-unit fuel budget")]
     OutOfFuel { tool: String, limit: u64 },
 
+    /// The call ran past its wall-clock limit.
     #[error("`{tool}` exceeded its {limit:?} time limit")]
     Timeout { tool: String, limit: Duration },
 
+    /// The guest asked for more memory (or table elements) than it may have.
     #[error("`{tool}` exceeded its limit of {limit} {resource}")]
     MemoryLimit { tool: String, resource: MemoryResource, limit: u64 },
 
+    /// The output is larger than the tool's `max_output`.
     #[error("`{tool}` produced {size} bytes of output, over its limit of {limit}")]
     OutputTooLarge { tool: String, size: u64, limit: u64 },
 
@@ -89,6 +103,7 @@ impl fmt::Display for MemoryResource {
 /// The kinds of [`CallError`], without their details.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(missing_docs)] // Each is the CallError variant of the same name.
 pub enum ErrorKind {
     NotFound,
     PermissionDenied,
@@ -104,6 +119,23 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order of their exit codes.
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::NotFound,
+        ErrorKind::PermissionDenied,
+        ErrorKind::InputInvalid,
+        ErrorKind::OutputInvalid,
+        ErrorKind::Failed,
+        ErrorKind::Trap,
+        ErrorKind::OutOfFuel,
+        ErrorKind::Timeout,
+        ErrorKind::MemoryLimit,
+        ErrorKind::OutputTooLarge,
+        ErrorKind::Host,
+    ];
+
+    /// The stable name of the kind, as in audit records, `error[KIND]` lines and MCP
+    /// error texts.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::NotFound => "not_found",
@@ -118,6 +150,59 @@ impl ErrorKind {
             ErrorKind::OutputTooLarge => "output_too_large",
             ErrorKind::Host => "host",
         }
+    }
+}
+
+/// The process exit codes of the `toolhost` command, one table for the code and the
+/// help text: `0` success, [`exit::HOST`], [`exit::USAGE`], one code per [`ErrorKind`]
+/// from 3, and [`exit::LOAD`].
+pub mod exit {
+    use super::ErrorKind;
+
+    /// The host could not do its job: configuration, I/O, a build failure.
+    pub const HOST: u8 = 1;
+    /// The command line was wrong (the argument parser's own code).
+    pub const USAGE: u8 = 2;
+    /// A component failed to load: `inspect`, or a call of a tool missing because its
+    /// namespace's component did not load.
+    pub const LOAD: u8 = 14;
+
+    /// The exit code of a failed call.
+    pub fn of(kind: ErrorKind) -> u8 {
+        let position = ErrorKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
+        3 + position as u8
+    }
+
+    /// Every exit code with what it means, in order.
+    pub fn table() -> Vec<(u8, &'static str)> {
+        let mut table = vec![(0, "ok"), (HOST, "host error (configuration, I/O)"), (USAGE, "usage error")];
+        table.extend(ErrorKind::ALL.iter().map(|kind| (of(*kind), kind.meaning())));
+        table.push((LOAD, "component failed to load"));
+        table
+    }
+}
+
+impl ErrorKind {
+    /// What the kind means, in a few words, for help texts.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not found",
+            ErrorKind::PermissionDenied => "permission denied",
+            ErrorKind::InputInvalid => "invalid input",
+            ErrorKind::OutputInvalid => "invalid output",
+            ErrorKind::Failed => "tool failed",
+            ErrorKind::Trap => "trap",
+            ErrorKind::OutOfFuel => "out of fuel",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::MemoryLimit => "memory limit",
+            ErrorKind::OutputTooLarge => "output too large",
+            ErrorKind::Host => "the host could not run the call",
+        }
+    }
+
+    /// The `toolhost` exit code of a call that failed with this kind.
+    pub fn exit_code(self) -> u8 {
+        exit::of(self)
     }
 }
 
@@ -169,11 +254,14 @@ fn suggest(suggestions: &[String]) -> String {
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[error("{}: {kind}", .path.display())]
 pub struct LoadError {
+    /// The component file (or directory) at fault.
     pub path: PathBuf,
+    /// What is wrong with it.
     pub kind: LoadErrorKind,
 }
 
 impl LoadError {
+    /// A load error of the file at `path`.
     pub fn new(path: impl Into<PathBuf>, kind: LoadErrorKind) -> Self {
         LoadError { path: path.into(), kind }
     }
@@ -190,7 +278,9 @@ impl serde::Serialize for LoadError {
     }
 }
 
+/// What is wrong with a component file or its manifest.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[allow(missing_docs)] // Each variant's message says what it means.
 pub enum LoadErrorKind {
     #[error("cannot read: {0}")]
     Io(String),
@@ -224,4 +314,28 @@ pub enum LoadErrorKind {
 
     #[error("manifest {}, line {line}: {problem}", .manifest.display())]
     Manifest { manifest: PathBuf, line: usize, problem: String },
+}
+
+/// Why a [`ToolHost`](crate::ToolHost) could not be built. Components that fail to load
+/// are not build errors: they are [`LoadError`]s and the host serves the rest.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The engine settings are out of range (for example `max_instances`).
+    #[error("invalid engine settings: {0}")]
+    Settings(String),
+    /// wasmtime refused the engine configuration, or linking the host's imports.
+    #[error("cannot set up the wasm engine: {0}")]
+    Engine(String),
+    /// The thread that interrupts guests past their deadline could not start.
+    #[error("cannot start the epoch thread: {0}")]
+    EpochThread(#[source] std::io::Error),
+    /// The audit log file cannot be opened for appending.
+    #[error("cannot open the audit log {}: {source}", .path.display())]
+    AuditLog {
+        /// The configured audit log file.
+        path: PathBuf,
+        /// Why it cannot be opened.
+        #[source]
+        source: std::io::Error,
+    },
 }

@@ -1,11 +1,19 @@
-//! Tool and namespace names.
+//! Tool and namespace names, and the forms consumers spell them in.
 //!
 //! A name is lowercase ASCII words (`[a-z][a-z0-9]*`) joined by single `_` or `-`. No
-//! doubled separators means `namespace/tool` maps reversibly to `namespace__tool`, the
-//! form function-calling APIs accept (`[a-zA-Z0-9_-]{1,64}`); the length caps keep that
-//! form within 64 characters.
+//! doubled separators means `namespace/tool` maps reversibly to the forms consumers
+//! accept; the length caps keep them within the providers' limits:
+//!
+//! | consumer | rule | `math/add` becomes |
+//! |---|---|---|
+//! | OpenAI, Anthropic | `^[a-zA-Z0-9_-]{1,64}$` | `math__add` ([`function_name`]) |
+//! | MCP | `[A-Za-z0-9_.-]`, 1 to 128 characters | `math.add` ([`mcp_name`]) |
+//!
+//! [`ToolHost::call`](crate::ToolHost::call) accepts every form back ([`unmap`]).
 
+/// The longest namespace name.
 pub const MAX_NAMESPACE_LEN: usize = 24;
+/// The longest tool name: with a namespace and `__`, a function name stays within 64.
 pub const MAX_TOOL_LEN: usize = 38;
 
 /// Checks a namespace or tool name; the error says what is wrong.
@@ -33,10 +41,12 @@ pub fn validate(kind: &str, name: &str, max_len: usize) -> Result<(), String> {
     }
 }
 
+/// Checks a namespace name.
 pub fn validate_namespace(name: &str) -> Result<(), String> {
     validate("namespace", name, MAX_NAMESPACE_LEN)
 }
 
+/// Checks a tool name (without its namespace).
 pub fn validate_tool(name: &str) -> Result<(), String> {
     validate("tool", name, MAX_TOOL_LEN)
 }
@@ -51,9 +61,51 @@ pub fn split(full_name: &str) -> Option<(&str, &str)> {
     full_name.split_once('/')
 }
 
+/// `math/add` → `math__add`, the name OpenAI and Anthropic function calls use.
+pub fn function_name(full_name: &str) -> String {
+    full_name.replacen('/', "__", 1)
+}
+
+/// `math/add` → `math.add`, the name MCP clients see.
+pub fn mcp_name(full_name: &str) -> String {
+    full_name.replacen('/', ".", 1)
+}
+
+/// The full name behind an exported name (`math__add` or `math.add`), if it is one.
+pub fn unmap(name: &str) -> Option<String> {
+    if name.contains('/') {
+        return None;
+    }
+    let (namespace, tool) = name.split_once("__").or_else(|| name.split_once('.'))?;
+    Some(full_name(namespace, tool))
+}
+
+/// How a caller spelled the name of the tool it called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameForm {
+    /// `namespace/tool`.
+    Full,
+    /// A stdlib tool's bare name.
+    Bare,
+    /// An exported form (`namespace__tool`, `namespace.tool`): the caller is a consumer
+    /// of a tool definition, and passes its arguments in that definition's shape.
+    Exported,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exported_names_map_both_ways() {
+        assert_eq!(function_name("math/add"), "math__add");
+        assert_eq!(mcp_name("text/word_count"), "text.word_count");
+        assert_eq!(unmap("math__add").as_deref(), Some("math/add"));
+        assert_eq!(unmap("text.word_count").as_deref(), Some("text/word_count"));
+        assert_eq!(unmap("my-ns__regex_find").as_deref(), Some("my-ns/regex_find"));
+        assert_eq!(unmap("add"), None);
+        assert_eq!(unmap("math/add"), None);
+    }
 
     #[test]
     fn accepts_snake_and_kebab_words() {

@@ -21,16 +21,20 @@ use serde_json::Value;
 /// Who is calling: an agent, and optionally the session it acts in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Caller {
+    /// The agent's id, matched by the policy's `agent` globs.
     pub agent: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The session (conversation, thread) the agent acts in.
     pub session: Option<String>,
 }
 
 impl Caller {
+    /// An agent without a session.
     pub fn new(agent: impl Into<String>) -> Caller {
         Caller { agent: agent.into(), session: None }
     }
 
+    /// The same agent in `session`.
     pub fn with_session(mut self, session: impl Into<String>) -> Caller {
         self.session = Some(session.into());
         self
@@ -58,12 +62,15 @@ pub struct PolicyRule {
     /// Glob over agent ids.
     pub agent: String,
     #[serde(default)]
+    /// Globs over full tool names this agent may call.
     pub allow: Vec<String>,
     #[serde(default)]
+    /// Globs over full tool names this agent may not call, whatever `allow` says.
     pub deny: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which callers may call which tools: rules, the first matching one deciding.
 pub struct Policy {
     rules: Vec<PolicyRule>,
 }
@@ -74,10 +81,12 @@ impl Policy {
         Policy::default()
     }
 
+    /// A policy of these rules, in order.
     pub fn new(rules: Vec<PolicyRule>) -> Policy {
         Policy { rules }
     }
 
+    /// The rules, in order.
     pub fn rules(&self) -> &[PolicyRule] {
         &self.rules
     }
@@ -126,14 +135,21 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 /// What an approval hook is asked.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ApprovalRequest {
+    /// Who asks to call.
     pub caller: Caller,
+    /// The full name of the tool.
     pub tool: String,
+    /// The input the tool would get.
     pub input: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// The answer of an approval hook.
 pub enum Approval {
+    /// The call may run.
     Approved,
+    /// The call is refused; `reason` reaches the caller.
+    #[allow(missing_docs)]
     Denied { reason: String },
 }
 

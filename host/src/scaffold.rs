@@ -54,13 +54,18 @@ const C: &[Template] = &[
 /// The language of a new tool project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
+    /// Rust with the toolhost SDK (`cargo build --target wasm32-wasip2`).
     Rust,
+    /// JavaScript through componentize-qjs (`npm run build`).
     JavaScript,
+    /// Python through componentize-py (`./build.sh`).
     Python,
+    /// C through zig's clang and wit-bindgen (`./build.sh`).
     C,
 }
 
 impl Lang {
+    /// Every language, in the order help texts list them.
     pub const ALL: [Lang; 4] = [Lang::Rust, Lang::JavaScript, Lang::Python, Lang::C];
 
     /// The name `--lang` takes.
@@ -121,15 +126,20 @@ impl std::fmt::Display for Lang {
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why a project could not be written.
 pub enum ScaffoldError {
     /// The name is not a valid namespace name (it becomes the tools' namespace).
     #[error("{0}")]
     InvalidName(String),
     #[error("unknown language `{0}`: use rust, js, python or c")]
+    /// The language is none of [`Lang::ALL`].
     UnknownLang(String),
     #[error("{} already exists and is not empty", .0.display())]
+    /// The project directory exists and is not empty.
     NotEmpty(PathBuf),
     #[error("cannot write {}: {source}", path.display())]
+    /// A file could not be written.
+    #[allow(missing_docs)]
     Io { path: PathBuf, source: std::io::Error },
 }
 

@@ -1,4 +1,5 @@
-//! JSON Schemas of tools, compiled once at load and checked at the call boundary.
+//! JSON Schemas of tools, compiled once at load and checked at the call boundary, and
+//! how a tool's input travels where a consumer passes arguments as one JSON object.
 
 use serde_json::Value;
 
@@ -38,8 +39,14 @@ impl Schema {
         Ok(Schema { json, validator })
     }
 
+    /// The schema as the tool declared it.
     pub fn json(&self) -> &Value {
         &self.json
+    }
+
+    /// How an input of this schema travels as function-call arguments.
+    pub fn argument_shape(&self) -> ArgumentShape {
+        argument_shape(&self.json)
     }
 
     /// Checks a value; the common, valid case costs one pass without building errors.
@@ -57,10 +64,85 @@ impl Schema {
     }
 }
 
+/// How a tool's input travels where a consumer passes arguments as one JSON object (an
+/// MCP `tools/call`, an OpenAI or Anthropic function call). Decided here, once, for the
+/// definitions consumers see and for the calls they make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentShape {
+    /// The arguments object is the input: the schema describes objects (or any value,
+    /// objects included) at its root.
+    Object,
+    /// The input is the arguments' [`WRAPPED_INPUT`] property: the schema describes
+    /// something else (a string, an array, nothing), or constrains its root with
+    /// `anyOf`, `oneOf` or `allOf`, which function-calling providers refuse there.
+    Wrapped,
+}
+
+/// The property a [`ArgumentShape::Wrapped`] input travels in.
+pub const WRAPPED_INPUT: &str = "input";
+
+/// The shape of arguments for `schema` (a root `$ref` to a local definition is judged by
+/// what it refers to).
+pub fn argument_shape(schema: &Value) -> ArgumentShape {
+    let root = match schema {
+        Value::Bool(true) => return ArgumentShape::Object,
+        Value::Object(map) => map,
+        _ => return ArgumentShape::Wrapped,
+    };
+    let target = root.get("$ref").and_then(Value::as_str).and_then(|reference| local_definition(schema, reference));
+    let describes_objects = |map: &serde_json::Map<String, Value>| match map.get("type") {
+        None => true,
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+        Some(_) => false,
+    };
+    let combines =
+        |map: &serde_json::Map<String, Value>| ["anyOf", "oneOf", "allOf"].iter().any(|k| map.contains_key(*k));
+    let target_ok = match target {
+        None => true,
+        Some(Value::Bool(accepts)) => *accepts,
+        Some(Value::Object(target)) => describes_objects(target) && !combines(target),
+        Some(_) => false,
+    };
+    if describes_objects(root) && !combines(root) && target_ok { ArgumentShape::Object } else { ArgumentShape::Wrapped }
+}
+
+/// The schema at `#/$defs/NAME` or `#/definitions/NAME` of `root`.
+pub(crate) fn local_definition<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if !(pointer.starts_with("/$defs/") || pointer.starts_with("/definitions/")) {
+        return None;
+    }
+    root.pointer(pointer)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Schema;
+    use super::{ArgumentShape, Schema, argument_shape};
     use serde_json::json;
+
+    #[test]
+    fn inputs_that_are_not_plain_objects_travel_wrapped() {
+        for object in [
+            json!(true),
+            json!({}),
+            json!({ "type": "object", "properties": { "a": true } }),
+            json!({ "type": ["object", "null"] }),
+            json!({ "$ref": "#/$defs/in", "$defs": { "in": { "type": "object" } } }),
+        ] {
+            assert_eq!(argument_shape(&object), ArgumentShape::Object, "{object}");
+        }
+        for wrapped in [
+            json!(false),
+            json!({ "type": "string" }),
+            json!({ "type": ["array", "null"] }),
+            json!({ "type": "object", "oneOf": [{ "required": ["a"] }, { "required": ["b"] }] }),
+            json!({ "anyOf": [{ "type": "object" }] }),
+            json!({ "$ref": "#/$defs/in", "$defs": { "in": { "type": "integer" } } }),
+        ] {
+            assert_eq!(argument_shape(&wrapped), ArgumentShape::Wrapped, "{wrapped}");
+        }
+    }
 
     #[test]
     fn violations_point_at_the_offending_value() {

@@ -43,27 +43,41 @@ use toml::Spanned;
 use crate::config::limits::RawLimits;
 use crate::config::units::{Problem, parse_size};
 use crate::policy::{Policy, PolicyRule};
-use crate::registry::Layer;
+use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
-/// The host configuration, resolved (paths absolute, sizes in bytes).
-#[derive(Debug, Clone, PartialEq)]
+/// The file read when none is named: `toolhost.toml` in the working directory.
+pub const DEFAULT_CONFIG: &str = "toolhost.toml";
+
+/// The host configuration, resolved (paths absolute, sizes in bytes). The default is
+/// what a host without a configuration file runs with.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostConfig {
+    /// The layers, highest precedence first.
     pub layers: Vec<Layer>,
+    /// Limits of components whose manifest does not set them.
     pub defaults: Limits,
+    /// Engine ceilings and pool size.
     pub engine: EngineSettings,
+    /// Where compiled components are cached.
     pub cache: CacheSetting,
+    /// Who may call what.
     pub policy: Policy,
+    /// A JSON line per call attempt goes here.
     pub audit_jsonl: Option<PathBuf>,
 }
 
+/// A problem in `toolhost.toml`, with the file and line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}, line {line}: {problem}", .path.display())]
 pub struct ConfigError {
+    /// The configuration file.
     pub path: PathBuf,
+    /// 1-based line of the problem.
     pub line: usize,
+    /// What is wrong.
     pub problem: String,
 }
 
@@ -132,6 +146,35 @@ impl HostConfig {
             line: problem.line(text),
             problem: problem.message,
         })
+    }
+
+    /// The configuration at `explicit`, else `./toolhost.toml` when it exists, else none.
+    pub fn find(explicit: Option<&Path>) -> Result<Option<HostConfig>, ConfigError> {
+        let implicit = Path::new(DEFAULT_CONFIG);
+        match explicit {
+            Some(path) => HostConfig::load(path).map(Some),
+            None if implicit.is_file() => HostConfig::load(implicit).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The layers to serve when roots are also given by hand (the command line): the
+    /// `roots` replace the configured layers (named by [`Layer::for_root`]); with neither,
+    /// [`DEFAULT_ROOT`] is the project layer. A `stdlib` root replaces any configured
+    /// stdlib layer, below all others.
+    pub fn layers_with(&self, roots: &[PathBuf], stdlib: Option<&Path>) -> Vec<Layer> {
+        let mut layers = if !roots.is_empty() {
+            roots.iter().enumerate().map(|(i, root)| Layer::for_root(i, root.clone())).collect()
+        } else if self.layers.is_empty() {
+            vec![Layer::for_root(0, PathBuf::from(DEFAULT_ROOT))]
+        } else {
+            self.layers.clone()
+        };
+        if let Some(stdlib) = stdlib {
+            layers.retain(|layer| !layer.stdlib);
+            layers.push(Layer::stdlib(stdlib.to_owned()));
+        }
+        layers
     }
 
     /// A builder with this configuration applied.

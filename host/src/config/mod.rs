@@ -1,7 +1,11 @@
 //! The operator's configuration files: `toolhost.toml` and the manifest beside each
 //! component.
 
-pub mod host_config;
+mod host_config;
 mod limits;
-pub mod manifest;
-pub mod units;
+mod manifest;
+mod units;
+
+pub use host_config::{ConfigError, DEFAULT_CONFIG, HostConfig};
+pub use manifest::{Manifest, load as load_manifest};
+pub use units::{parse_duration, parse_size};

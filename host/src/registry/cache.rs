@@ -48,6 +48,7 @@ impl CompileCache {
     }
 
     /// The directory of this engine's entries.
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -6,29 +6,33 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
-use crate::config::manifest::Manifest;
+use crate::config::Manifest;
 use crate::contract::{self, ContractCheck, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::names;
 use crate::registry::cache::CompileCache;
-use crate::sandbox::grants::Grants;
+use crate::sandbox::grants::{Capabilities, Grants};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::{self, Operation, Returned, SandboxState};
 use crate::schema::Schema;
 
 /// A loaded component, shared by every call to its tools.
 pub struct LoadedComponent {
+    /// The component file.
     pub path: PathBuf,
     /// BLAKE3 of the file's bytes, hex.
     pub hash: String,
+    /// Bytes of the file.
     pub size: u64,
     /// The contract version it was built against, e.g. `0.1.0`.
     pub contract_version: String,
     /// Interfaces the component imports (what it *could* ask for).
     pub imports: Vec<String>,
+    /// The tools it lists, in its order.
     pub tools: Vec<ToolDef>,
     /// Time spent compiling, or loading native code from the compile cache.
     pub compile_time: Duration,
@@ -36,7 +40,9 @@ pub struct LoadedComponent {
     pub from_cache: bool,
     /// The manifest beside the component, when there is one.
     pub manifest: Option<PathBuf>,
+    /// Per-call limits, from the manifest over the host's defaults.
     pub limits: Limits,
+    /// What the manifest grants.
     pub grants: Arc<Grants>,
     /// Calls must pass the host's approval hook first.
     pub requires_approval: bool,
@@ -53,12 +59,57 @@ impl std::fmt::Debug for LoadedComponent {
     }
 }
 
+impl LoadedComponent {
+    /// Which capabilities its imports ask for, beside what its manifest grants.
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&self.imports, &self.grants)
+    }
+}
+
+/// How `toolhost inspect` shows a component: what it offers, what it imports and what it
+/// is granted (configuration keys, never values).
+impl serde::Serialize for LoadedComponent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema.json(),
+                    "output_schema": tool.output_schema.json(),
+                })
+            })
+            .collect();
+        json!({
+            "file": self.path,
+            "hash": self.hash,
+            "size_bytes": self.size,
+            "compile_ms": self.compile_time.as_secs_f64() * 1000.0,
+            "from_compile_cache": self.from_cache,
+            "contract": format!("{}@{}", contract::PACKAGE, self.contract_version),
+            "manifest": self.manifest,
+            "limits": self.limits,
+            "requires_approval": self.requires_approval,
+            "capabilities": self.capabilities(),
+            "imports": self.imports,
+            "tools": tools,
+        })
+        .serialize(serializer)
+    }
+}
+
 /// One tool of a component.
 #[derive(Debug)]
 pub struct ToolDef {
+    /// The tool's name within its namespace.
     pub name: String,
+    /// What it does, for the agent deciding whether to call it.
     pub description: String,
+    /// Its input, checked before every call.
     pub input_schema: Schema,
+    /// Its output, checked after every call.
     pub output_schema: Schema,
 }
 

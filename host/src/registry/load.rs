@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
-use crate::Core;
-use crate::config::manifest::{self, Manifest};
+use crate::config::{Manifest, load_manifest};
 use crate::error::{LoadError, LoadErrorKind};
+use crate::host::Core;
 use crate::registry::component::LoadedComponent;
 use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, Snapshot};
 
@@ -19,8 +19,11 @@ use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, Snaps
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadProgress {
     /// `total` component files need loading (unchanged ones are not counted).
+    /// `total` component files need loading (unchanged ones are not counted).
+    #[allow(missing_docs)]
     Started { total: usize },
     /// One finished (loaded or failed); `from_cache` tells whether it skipped compiling.
+    #[allow(missing_docs)]
     Loaded { done: usize, total: usize, path: PathBuf, from_cache: bool },
 }
 
@@ -102,7 +105,8 @@ pub(crate) async fn build_snapshot(
         }
         slots[order] = Some(slot);
     }
-    Snapshot::build(layers.to_vec(), slots.into_iter().flatten().collect(), discovery_errors)
+    let generation = previous.map_or(0, |snapshot| snapshot.generation + 1);
+    Snapshot::build(generation, layers.to_vec(), slots.into_iter().flatten().collect(), discovery_errors)
 }
 
 fn slot_from(
@@ -139,7 +143,7 @@ pub(crate) async fn load_file(
     manifest_path: Option<&Path>,
 ) -> Result<LoadedComponent, LoadError> {
     let manifest = match manifest_path {
-        Some(manifest_path) => manifest::load(manifest_path, core.defaults, core.ceilings)?,
+        Some(manifest_path) => load_manifest(manifest_path, core.defaults, core.ceilings)?,
         None => Manifest::default_for(core.defaults),
     };
     let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;

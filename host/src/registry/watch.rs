@@ -29,9 +29,12 @@ impl Drop for WatchHandle {
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot watch {path}: {source}")]
+/// The file watcher could not be set up.
 pub struct WatchError {
+    /// What could not be watched.
     pub path: String,
     #[source]
+    /// Why.
     pub source: notify::Error,
 }
 

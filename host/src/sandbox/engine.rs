@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use crate::error::BuildError;
 use crate::sandbox::limits::{MAX_INSTANCES, TABLE_ELEMENTS_LIMIT};
 
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
@@ -35,12 +36,15 @@ impl Default for EngineSettings {
     }
 }
 
-pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
-    anyhow::ensure!(
-        (1..=MAX_INSTANCES).contains(&settings.max_instances),
-        "max_instances must be between 1 and {MAX_INSTANCES}, not {}",
-        settings.max_instances
-    );
+pub(crate) fn new_engine(settings: &EngineSettings) -> Result<Engine, BuildError> {
+    if !(1..=MAX_INSTANCES).contains(&settings.max_instances) {
+        return Err(BuildError::Settings(format!(
+            "max_instances must be between 1 and {MAX_INSTANCES}, not {}",
+            settings.max_instances
+        )));
+    }
+    let max_memory = usize::try_from(settings.max_memory)
+        .map_err(|_| BuildError::Settings(format!("max_memory of {} bytes is too large", settings.max_memory)))?;
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(settings.max_instances)
         // Components built from interpreted languages hold many core instances each.
@@ -48,7 +52,7 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .total_memories(settings.max_instances * 2)
         .total_tables(settings.max_instances * 8)
         .total_stacks(settings.max_instances)
-        .max_memory_size(usize::try_from(settings.max_memory)?)
+        .max_memory_size(max_memory)
         // Interpreted-language guests (Python, JS) carry large function tables.
         .table_elements(TABLE_ELEMENTS_LIMIT)
         // The fiber stack a call runs on: keep its hot top resident too.
@@ -75,7 +79,7 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .async_stack_size(settings.max_wasm_stack + (1 << 20))
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
         .memory_init_cow(true);
-    Engine::new(&config).map_err(|e| anyhow::anyhow!("cannot configure the wasm engine: {e}"))
+    Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] on a background thread until

@@ -1,14 +1,17 @@
-//! What an operator granted one component. Deny by default: an empty [`Grants`] gives a
-//! guest no files, no environment, no network and no configuration.
+//! What an operator granted one component, and the WASI context that holds exactly that.
+//! Deny by default: an empty [`Grants`] gives a guest no files, no environment, no
+//! network and no configuration, and no grant ever gives raw sockets.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
 use crate::sandbox::outbound::HostPattern;
+use crate::sandbox::output::OutputSink;
 
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
-
+/// Everything one component may reach.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     /// Host directories visible to the guest.
@@ -21,27 +24,54 @@ pub struct Grants {
     pub network: Arc<[HostPattern]>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// A host directory a guest sees. Serializes as `{"guest", "host", "mode": "ro"|"rw"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileGrant {
     /// Absolute, canonical host directory.
     pub host: PathBuf,
     /// Where the guest sees it, e.g. `/data`.
     pub guest: String,
+    /// Whether the guest may create, write and delete in it.
     pub writable: bool,
 }
 
+impl serde::Serialize for FileGrant {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("guest", &self.guest)?;
+        map.serialize_entry("host", &self.host)?;
+        map.serialize_entry("mode", if self.writable { "rw" } else { "ro" })?;
+        map.end()
+    }
+}
+
 impl Grants {
-    /// Preopens the granted directories. wasmtime-wasi resolves every guest path inside
-    /// a preopen with `openat`-style lookups (cap-std), so `..`, absolute paths and
-    /// symlinks cannot leave it.
-    pub(crate) fn apply_files(&self, builder: &mut WasiCtxBuilder) -> Result<(), String> {
+    /// The WASI context of one call: captured stdout and stderr, the granted
+    /// environment and directories, and nothing else.
+    ///
+    /// wasmtime-wasi resolves every guest path inside a preopen with `openat`-style
+    /// lookups (cap-std), so `..`, absolute paths and symlinks cannot leave it. Raw
+    /// sockets and name lookup are switched off here, explicitly, rather than left to a
+    /// library default: outgoing traffic goes through `wasi:http` and its allow-list only.
+    pub(crate) fn wasi_context(&self, output: &OutputSink) -> Result<WasiCtx, String> {
+        let mut builder = WasiCtxBuilder::new();
+        builder.stdout(output.stdout()).stderr(output.stderr());
+        builder
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .socket_addr_check(|_, _| Box::pin(async { false }));
+        for (name, value) in &self.env {
+            builder.env(name, value);
+        }
         for grant in &self.files {
             let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
             builder
                 .preopened_dir(&grant.host, &grant.guest, perms)
                 .map_err(|e| format!("granted directory {} cannot be opened: {e}", grant.host.display()))?;
         }
-        Ok(())
+        Ok(builder.build())
     }
 
     /// Names of granted configuration keys, without their values.
@@ -59,5 +89,56 @@ impl std::fmt::Debug for Grants {
             .field("config", &self.config.keys().collect::<Vec<_>>())
             .field("network", &self.network.iter().map(ToString::to_string).collect::<Vec<_>>())
             .finish()
+    }
+}
+
+/// For each capability: whether a component imports the interfaces that ask for it, and
+/// what its manifest grants. Never holds a granted value, only names.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Capabilities {
+    /// `wasi:filesystem`: the granted directories.
+    pub filesystem: Capability<Vec<FileGrant>>,
+    /// `wasi:http`: the granted destinations.
+    pub http: Capability<Vec<String>>,
+    /// `wasi:cli/environment`: the granted variable names.
+    pub environment: Capability<Vec<String>>,
+    /// `toolhost:tool/host.config`: the granted keys.
+    pub config: Capability<Vec<String>>,
+    /// `wasi:sockets`: never granted.
+    pub sockets: Capability<&'static str>,
+}
+
+/// One capability of [`Capabilities`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Capability<G> {
+    /// Whether the component imports an interface of this capability.
+    pub imported: bool,
+    /// What the operator granted.
+    pub granted: G,
+}
+
+impl Capabilities {
+    /// Which of `imports` (interface names) ask for which capability, beside `grants`.
+    pub fn of(imports: &[String], grants: &Grants) -> Capabilities {
+        let imported = |prefix: &str| imports.iter().any(|import| import.starts_with(prefix));
+        Capabilities {
+            filesystem: Capability { imported: imported("wasi:filesystem/"), granted: grants.files.clone() },
+            http: Capability {
+                imported: imported("wasi:http/"),
+                granted: grants.network.iter().map(ToString::to_string).collect(),
+            },
+            environment: Capability {
+                imported: imported("wasi:cli/environment"),
+                granted: grants.env.iter().map(|(name, _)| name.clone()).collect(),
+            },
+            config: Capability {
+                imported: imported("toolhost:tool/host"),
+                granted: grants.config_keys().map(str::to_owned).collect(),
+            },
+            sockets: Capability {
+                imported: imported("wasi:sockets/"),
+                granted: "never: raw sockets are not granted in this version",
+            },
+        }
     }
 }

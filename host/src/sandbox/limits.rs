@@ -39,6 +39,7 @@ impl Ceilings {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// Per-call limits of a component.
 pub struct Limits {
     /// Units of wasm fuel (roughly one per instruction).
     pub fuel: u64,

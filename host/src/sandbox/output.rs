@@ -18,16 +18,22 @@ use crate::contract::LogLevel;
 /// Captured output of one call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CapturedOutput {
+    /// What the guest wrote to stdout (within the budget).
     pub stdout: String,
+    /// What the guest wrote to stderr (within the budget).
     pub stderr: String,
+    /// Lines the guest sent to `host.log`.
     pub log: Vec<LogLine>,
     /// Bytes the guest wrote past the budget and that were dropped.
     pub dropped_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One `host.log` line.
 pub struct LogLine {
+    /// `trace`, `debug`, `info`, `warn` or `error`.
     pub level: &'static str,
+    /// The line as the guest wrote it.
     pub message: String,
 }
 

@@ -9,6 +9,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::contract::{self, LogLevel, Plugin};
+use crate::error::BuildError;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::CallLimiter;
 use crate::sandbox::outbound::OutboundHttp;
@@ -55,10 +56,11 @@ impl contract::toolhost::tool::host::Host for SandboxState {
 
 /// Links everything a guest may import. What a call can actually *do* through these
 /// imports is decided per call by its [`WasiCtx`], which starts empty.
-pub(crate) fn new_linker(engine: &Engine) -> anyhow::Result<Linker<SandboxState>> {
+pub(crate) fn new_linker(engine: &Engine) -> Result<Linker<SandboxState>, BuildError> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let failed = |e: wasmtime::Error| BuildError::Engine(format!("linking the host's imports: {e:#}"));
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(failed)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(failed)?;
+    Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(failed)?;
     Ok(linker)
 }

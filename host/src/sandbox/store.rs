@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
 use wasmtime_wasi_http::WasiHttpCtx;
 
 use crate::contract::{GuestToolError, GuestToolInfo, PluginPre};
@@ -52,7 +51,7 @@ pub(crate) async fn run(
     operation: Operation<'_>,
 ) -> Run {
     let output = OutputSink::new(limits.max_log);
-    let wasi = match build_wasi(&grants, &output) {
+    let wasi = match grants.wasi_context(&output) {
         Ok(wasi) => wasi,
         Err(message) => {
             return Run {
@@ -106,16 +105,6 @@ pub(crate) async fn run(
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
     Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
-}
-
-fn build_wasi(grants: &Grants, output: &OutputSink) -> Result<WasiCtx, String> {
-    let mut builder = WasiCtxBuilder::new();
-    builder.stdout(output.stdout()).stderr(output.stderr());
-    for (name, value) in &grants.env {
-        builder.env(name, value);
-    }
-    grants.apply_files(&mut builder)?;
-    Ok(builder.build())
 }
 
 /// Turns a wasmtime error from instantiation or the call into the caller's terms.

@@ -4,20 +4,20 @@
 //!
 //! | MCP | toolhost |
 //! |---|---|
-//! | `tools/list` | [`ToolHost::list`] for the caller; names through [`export::mcp_name`] (`math/add` → `math.add`) |
-//! | `tools/call` | [`ToolHost::call_detailed_as`]; any accepted name form resolves |
+//! | `tools/list` | [`ToolHost::list`] for the caller, each tool's definition from [`definitions`] (`math/add` is `math.add`) |
+//! | `tools/call` | [`ToolHost::call_detailed_as`]; any accepted name form resolves, an exported one takes a wrapped input from `input` |
 //! | tool failure (any [`CallError`] but `NotFound`) | a result with `isError: true` and `kind: message` text |
 //! | unknown tool | JSON-RPC error `-32602` (invalid params) naming the close matches |
 //! | registry change with tools changed | `notifications/tools/list_changed` |
 //!
-//! The tool list is built once per registry snapshot and reused by every `tools/list`
-//! until a reload publishes a new snapshot.
+//! The tool list is built once per [`ToolHost::listing_version`] (registry snapshot and
+//! policy) and reused by every `tools/list` until one of them changes.
 //!
 //! Nothing here writes to stdout: in stdio mode stdout carries only protocol messages
 //! (guests' stdout is captured by the sandbox, the host logs to stderr).
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, JsonObject,
@@ -30,9 +30,11 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::ToolHost;
 use crate::error::CallError;
+use crate::names;
 use crate::policy::Caller;
-use crate::registry::{RegistryChange, Snapshot};
-use crate::serve::definitions as export;
+use crate::registry::RegistryChange;
+use crate::serve::definitions::{self, ExportFormat};
+use crate::{ListingVersion, ToolDescription};
 
 /// Serves MCP over this process's stdin and stdout until stdin closes (or the client
 /// goes away). Logs go to stderr; nothing else is written to stdout.
@@ -50,18 +52,16 @@ pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
 }
 
 /// What every session shares: the host, who calls, and the tool list of the last
-/// snapshot it was built for.
+/// snapshot and policy it was built for.
 pub(super) struct Shared {
     host: ToolHost,
     caller: Caller,
     tools: Mutex<Option<ToolList>>,
 }
 
-/// The MCP tool definitions of one snapshot. `snapshot` is weak so a cached list never
-/// keeps an old registry alive, yet its allocation (and so its address) is not reused
-/// while the cache refers to it.
+/// The MCP tool definitions the caller saw at one [`ToolHost::listing_version`].
 struct ToolList {
-    snapshot: Weak<Snapshot>,
+    version: ListingVersion,
     tools: Arc<Vec<Tool>>,
 }
 
@@ -70,24 +70,24 @@ impl Shared {
         Shared { host, caller, tools: Mutex::new(None) }
     }
 
-    /// The tools the caller may call, rebuilt only when the registry snapshot changed.
+    /// The tools the caller may call, rebuilt only when the snapshot or the policy
+    /// changed.
     fn tools(&self) -> Arc<Vec<Tool>> {
         loop {
-            let snapshot = self.host.snapshot();
+            let version = self.host.listing_version();
             if let Some(cached) = self.tools.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
-                && Weak::ptr_eq(&cached.snapshot, &Arc::downgrade(&snapshot))
+                && cached.version == version
             {
                 return cached.tools.clone();
             }
-            let tools: Vec<Tool> = self.host.list(&self.caller).iter().map(mcp_tool).collect();
-            // A reload between the two loads: the list may be of the newer snapshot;
-            // build again rather than cache it under the wrong one.
-            if !Arc::ptr_eq(&snapshot, &self.host.snapshot()) {
+            let tools: Vec<Tool> = self.host.list(&self.caller).iter().filter_map(mcp_tool).collect();
+            // A reload or a new policy while listing: the list may be of the newer
+            // state; build again rather than cache it under the wrong version.
+            if self.host.listing_version() != version {
                 continue;
             }
             let tools = Arc::new(tools);
-            *self.tools.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(ToolList { snapshot: Arc::downgrade(&snapshot), tools: tools.clone() });
+            *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = Some(ToolList { version, tools: tools.clone() });
             return tools;
         }
     }
@@ -104,57 +104,18 @@ impl Shared {
     }
 }
 
-/// A tool as `tools/list` shows it.
-fn mcp_tool(description: &crate::ToolDescription) -> Tool {
-    let input = mcp_input_schema(&description.input_schema);
-    let mut tool = Tool::new(export::mcp_name(&description.name), description.description.clone(), input)
-        .with_title(description.name.clone());
-    if let Some(Value::Object(output)) = export::mcp_output_schema(&description.output_schema) {
-        tool = tool.with_raw_output_schema(Arc::new(output));
-    }
-    tool
-}
-
-/// MCP passes arguments as an object and requires `inputSchema.type` to be `"object"`
-/// (clients reject a tool list otherwise). A schema without a type (any value) gets one;
-/// a schema of another type is kept under `allOf` (with its definitions left at the
-/// root, where its references point), so it still says what the tool accepts.
-fn mcp_input_schema(schema: &Value) -> JsonObject {
-    let mut schema = match export::object_schema(schema) {
-        Value::Object(map) => map,
-        // `false`: accepts nothing.
-        _ => return json_object(json!({ "type": "object", "not": {} })),
-    };
-    match schema.get("type") {
-        Some(Value::String(kind)) if kind == "object" => schema,
-        None => {
-            schema.insert("type".into(), json!("object"));
-            schema
-        }
-        Some(_) => {
-            let mut wrapper = JsonObject::new();
-            wrapper.insert("type".into(), json!("object"));
-            for key in ["$defs", "definitions"] {
-                if let Some(definitions) = schema.remove(key) {
-                    wrapper.insert(key.into(), definitions);
-                }
-            }
-            wrapper.insert("allOf".into(), json!([Value::Object(schema)]));
-            wrapper
-        }
-    }
-}
-
-fn json_object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
+/// A tool as `tools/list` shows it: the MCP definition of [`definitions`], in the SDK's
+/// type.
+fn mcp_tool(description: &ToolDescription) -> Option<Tool> {
+    let definition = definitions::definition(description, ExportFormat::Mcp);
+    serde_json::from_value(definition)
+        .inspect_err(|e| tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}"))
+        .ok()
 }
 
 /// The protocol error for a name that resolves to no tool (MCP: invalid params).
 fn unknown_tool(name: &str, suggestions: &[String]) -> ErrorData {
-    let suggestions: Vec<String> = suggestions.iter().map(|s| export::mcp_name(s)).collect();
+    let suggestions: Vec<String> = suggestions.iter().map(|s| names::mcp_name(s)).collect();
     let mut message = format!("unknown tool `{name}`");
     if !suggestions.is_empty() {
         let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
@@ -291,38 +252,5 @@ mod tests {
         let error = unknown_tool("math.ad", &["math/add".into()]);
         assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
         assert_eq!(error.message, "unknown tool `math.ad` (did you mean `math.add`?)");
-    }
-
-    #[test]
-    fn tool_definitions_use_mcp_names_and_object_schemas() {
-        let description = crate::ToolDescription {
-            name: "math/add".into(),
-            description: "Adds.".into(),
-            input_schema: json!({ "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object" }),
-            output_schema: json!({ "type": "number" }),
-            requires_approval: false,
-            layer: "project".into(),
-            component_hash: "x".into(),
-        };
-        let tool = mcp_tool(&description);
-        assert_eq!(tool.name, "math.add");
-        assert_eq!(tool.title.as_deref(), Some("math/add"));
-        assert_eq!(Value::Object((*tool.input_schema).clone()), json!({ "type": "object" }));
-        assert!(tool.output_schema.is_none(), "a non-object output has no outputSchema");
-    }
-
-    #[test]
-    fn input_schemas_always_describe_objects() {
-        assert_eq!(
-            Value::Object(mcp_input_schema(&json!({ "title": "Any" }))),
-            json!({ "title": "Any", "type": "object" })
-        );
-        assert_eq!(Value::Object(mcp_input_schema(&json!(true))), json!({ "type": "object" }));
-        assert_eq!(
-            Value::Object(mcp_input_schema(
-                &json!({ "type": "array", "items": { "$ref": "#/$defs/x" }, "$defs": { "x": {} } })
-            )),
-            json!({ "type": "object", "$defs": { "x": {} }, "allOf": [{ "type": "array", "items": { "$ref": "#/$defs/x" } }] })
-        );
     }
 }

@@ -31,6 +31,7 @@ use sender::send_pinned;
 pub struct DeniedRequest {
     /// `host:port` the guest asked for.
     pub destination: String,
+    /// Why it was refused.
     pub reason: String,
 }
 

@@ -20,6 +20,7 @@ enum HostMatch {
 }
 
 impl HostPattern {
+    /// Parses a grant as written in a manifest; the error says what is wrong.
     pub fn parse(text: &str) -> Result<HostPattern, String> {
         let bad = |why: &str| format!("network grant `{text}` {why}");
         if text.contains("://") || text.contains('/') {

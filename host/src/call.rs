@@ -1,0 +1,301 @@
+//! The call pipeline: one straight line from a name and an input to a validated output,
+//! and the report of everything that happened on the way.
+//!
+//! ```text
+//! resolve   the snapshot the call starts on, by any name form      NotFound (+ close matches)
+//! authorize the caller's policy, then the approval hook            PermissionDenied
+//! arguments an exported name's arguments to the tool's input       InputInvalid
+//! validate  input against the tool's input schema                  InputInvalid (+ JSON pointers)
+//! run       a fresh sandbox, toolbox.call(tool, input-json)        Failed | Trap | Timeout | OutOfFuel | MemoryLimit | Host
+//! check     output size, then output against the output schema    OutputTooLarge | OutputInvalid
+//! record    the audit record, success or not
+//! ```
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::audit::CallRecord;
+use crate::contract::GuestToolError;
+use crate::error::{CallError, Violation};
+use crate::host::ToolHost;
+use crate::names::NameForm;
+use crate::policy::{Approval, ApprovalRequest, Caller};
+use crate::registry::{Snapshot, ToolEntry};
+use crate::sandbox::outbound::DeniedRequest;
+use crate::sandbox::output::CapturedOutput;
+use crate::sandbox::{self, Operation, Returned};
+use crate::schema::{ArgumentShape, WRAPPED_INPUT};
+
+/// One call of a batch.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolCall {
+    /// The caller's id for this call, echoed in its result and audit record.
+    pub id: String,
+    /// The tool's name, in any accepted form.
+    pub name: String,
+    /// The tool's input (or, under an exported name, its arguments).
+    pub input: Value,
+}
+
+/// Everything known about one call, success or not. Serializes as the `--report` JSON
+/// of `toolhost call`.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    /// Who called.
+    pub caller: Caller,
+    /// The caller's id for this call (batch calls).
+    pub call_id: Option<String>,
+    /// The name the caller used.
+    pub requested: String,
+    /// The full name of the tool that answered, when one was found.
+    pub tool: Option<String>,
+    /// Content hash of the component that answered.
+    pub component_hash: Option<String>,
+    /// The validated output, or why there is none.
+    pub outcome: Result<Value, CallError>,
+    /// Fuel the guest burned (0 when it never ran).
+    pub fuel_consumed: u64,
+    /// Wall-clock time of the whole call, refusals included.
+    pub duration: Duration,
+    /// Bytes of input JSON handed to the tool.
+    pub input_bytes: u64,
+    /// Bytes of output JSON the tool returned.
+    pub output_bytes: u64,
+    /// What the guest printed and logged.
+    pub captured: CapturedOutput,
+    /// Outgoing HTTP requests the component's allow-list refused during the call.
+    pub denied_requests: Vec<DeniedRequest>,
+}
+
+impl serde::Serialize for CallReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (output, error) = match &self.outcome {
+            Ok(output) => (output.clone(), Value::Null),
+            Err(e) => (Value::Null, json!({ "kind": e.kind(), "message": e.to_string() })),
+        };
+        json!({
+            "tool": self.tool,
+            "component_hash": self.component_hash,
+            "output": output,
+            "error": error,
+            "fuel_consumed": self.fuel_consumed,
+            "duration_us": u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX),
+            "input_bytes": self.input_bytes,
+            "output_bytes": self.output_bytes,
+            "captured": self.captured,
+            "denied_requests": self.denied_requests,
+        })
+        .serialize(serializer)
+    }
+}
+
+impl ToolHost {
+    /// Calls a tool as the local caller and returns its validated output.
+    ///
+    /// `name` may be a full name (`math/add`), a stdlib tool's bare name, or an exported
+    /// name (`math__add`, `math.add`). Under an exported name the input is the
+    /// arguments object a consumer of [`ToolHost::export`] sends: for a tool whose input
+    /// travels wrapped ([`ArgumentShape::Wrapped`]), the tool gets its `input` property.
+    pub async fn call(&self, name: &str, input: Value) -> Result<Value, CallError> {
+        self.call_as(&Caller::local(), name, input).await
+    }
+
+    /// Calls a tool on behalf of `caller` and returns its validated output.
+    pub async fn call_as(&self, caller: &Caller, name: &str, input: Value) -> Result<Value, CallError> {
+        self.call_detailed_as(caller, None, name, input).await.outcome
+    }
+
+    /// Calls a tool as the local caller and reports everything about the call.
+    pub async fn call_detailed(&self, name: &str, input: Value) -> CallReport {
+        self.call_detailed_as(&Caller::local(), None, name, input).await
+    }
+
+    /// Calls a tool on behalf of `caller` and reports everything about the call. Every
+    /// attempt, refused or failed, produces an audit record.
+    pub async fn call_detailed_as(
+        &self,
+        caller: &Caller,
+        call_id: Option<&str>,
+        name: &str,
+        input: Value,
+    ) -> CallReport {
+        let started_at = SystemTime::now();
+        let started = Instant::now();
+        let snapshot = self.snapshot.load_full();
+        let mut report = CallReport {
+            caller: caller.clone(),
+            call_id: call_id.map(str::to_owned),
+            requested: name.to_owned(),
+            tool: None,
+            component_hash: None,
+            outcome: Ok(Value::Null),
+            fuel_consumed: 0,
+            duration: Duration::ZERO,
+            input_bytes: 0,
+            output_bytes: 0,
+            captured: CapturedOutput::default(),
+            denied_requests: Vec::new(),
+        };
+        report.outcome = self.run_call(&snapshot, caller, name, input, &mut report).await;
+        report.duration = started.elapsed();
+        if self.audit.is_active() {
+            self.audit.record(CallRecord::from_report(&report, started_at));
+        }
+        report
+    }
+
+    /// Runs calls concurrently (bounded by the host's concurrency limit) and returns one
+    /// result per call, in order. Never fails as a whole: each report holds its own
+    /// success or error.
+    pub async fn call_many(&self, caller: &Caller, calls: Vec<ToolCall>) -> Vec<CallReport> {
+        use futures::StreamExt;
+        let limit = self.call_slots.available_permits().max(1);
+        futures::stream::iter(calls)
+            .map(|call| async move { self.call_detailed_as(caller, Some(&call.id), &call.name, call.input).await })
+            .buffered(limit)
+            .collect()
+            .await
+    }
+
+    async fn run_call(
+        &self,
+        snapshot: &Snapshot,
+        caller: &Caller,
+        name: &str,
+        input: Value,
+        report: &mut CallReport,
+    ) -> Result<Value, CallError> {
+        let (entry, form) = snapshot.resolve_form(name)?;
+        report.tool = Some(entry.full_name.clone());
+        report.component_hash = Some(entry.component.hash.clone());
+        let def = entry.def();
+        self.check_policy(caller, entry)?;
+        let input = tool_input(entry, form, input)?;
+        self.check_approval(caller, entry, &input).await?;
+        def.input_schema
+            .check(&input)
+            .map_err(|violations| CallError::InputInvalid { tool: entry.full_name.clone(), violations })?;
+        let output = self.run_guest(entry, &input, report).await?;
+        check_output(entry, &output, report)
+    }
+
+    fn check_policy(&self, caller: &Caller, entry: &ToolEntry) -> Result<(), CallError> {
+        self.policy.load().check(caller, &entry.full_name).map_err(|reason| denied(caller, entry, reason))
+    }
+
+    /// Tools whose manifest sets `requires_approval` run only when the approval hook
+    /// says so; without a hook they never run.
+    async fn check_approval(&self, caller: &Caller, entry: &ToolEntry, input: &Value) -> Result<(), CallError> {
+        if !entry.component.requires_approval {
+            return Ok(());
+        }
+        let Some(approve) = &self.approval else {
+            return Err(denied(caller, entry, "the tool requires approval and no approval hook is configured".into()));
+        };
+        let request = ApprovalRequest { caller: caller.clone(), tool: entry.full_name.clone(), input: input.clone() };
+        match approve(request).await {
+            Approval::Approved => Ok(()),
+            Approval::Denied { reason } => Err(denied(caller, entry, format!("approval denied: {reason}"))),
+        }
+    }
+
+    /// Runs the tool in a fresh sandbox (waiting for a call slot) and returns the output
+    /// text it produced, or its failure in the caller's terms.
+    async fn run_guest(&self, entry: &ToolEntry, input: &Value, report: &mut CallReport) -> Result<String, CallError> {
+        let tool = || entry.full_name.clone();
+        let input_text = input.to_string();
+        report.input_bytes = input_text.len() as u64;
+        let _slot = self
+            .call_slots
+            .acquire()
+            .await
+            .map_err(|_| CallError::Host { tool: tool(), message: "the host is shutting down".into() })?;
+        let component = &entry.component;
+        let label: Arc<str> = Arc::from(entry.full_name.as_str());
+        let operation = Operation::Call { tool: &entry.def().name, input: &input_text };
+        let run = sandbox::run(
+            &self.core.engine,
+            &component.pre,
+            label,
+            &component.limits,
+            component.grants.clone(),
+            operation,
+        )
+        .await;
+        report.fuel_consumed = run.fuel_consumed;
+        log_captured(&entry.full_name, &run.output);
+        report.captured = run.output;
+        report.denied_requests = run.denied_requests;
+        match run.result? {
+            Returned::Call(Ok(text)) => Ok(text),
+            Returned::Call(Err(GuestToolError::InvalidInput(reason))) => Err(CallError::InputInvalid {
+                tool: tool(),
+                violations: vec![Violation { pointer: String::new(), reason }],
+            }),
+            Returned::Call(Err(GuestToolError::Failed(message))) => Err(CallError::Failed { tool: tool(), message }),
+            Returned::Tools(_) => {
+                Err(CallError::Host { tool: tool(), message: "the guest answered a call with a tool list".into() })
+            }
+        }
+    }
+}
+
+fn denied(caller: &Caller, entry: &ToolEntry, reason: String) -> CallError {
+    CallError::PermissionDenied { caller: caller.to_string(), tool: entry.full_name.clone(), reason }
+}
+
+/// The tool's input from what the caller sent: under an exported name, a wrapped
+/// input is the arguments' `input` property (see [`crate::serve::definitions`]).
+fn tool_input(entry: &ToolEntry, form: NameForm, arguments: Value) -> Result<Value, CallError> {
+    if form != NameForm::Exported || entry.def().input_schema.argument_shape() != ArgumentShape::Wrapped {
+        return Ok(arguments);
+    }
+    match arguments {
+        Value::Object(mut map) if map.len() == 1 && map.contains_key(WRAPPED_INPUT) => {
+            Ok(map.remove(WRAPPED_INPUT).unwrap_or_default())
+        }
+        _ => Err(CallError::InputInvalid {
+            tool: entry.full_name.clone(),
+            violations: vec![Violation {
+                pointer: String::new(),
+                reason: format!(
+                    "this tool's arguments are one property, `{WRAPPED_INPUT}`, holding its input (as its definition says)"
+                ),
+            }],
+        }),
+    }
+}
+
+/// The output text as JSON, within the tool's size limit and output schema.
+fn check_output(entry: &ToolEntry, text: &str, report: &mut CallReport) -> Result<Value, CallError> {
+    let tool = || entry.full_name.clone();
+    let limit = entry.component.limits.max_output;
+    report.output_bytes = text.len() as u64;
+    if report.output_bytes > limit {
+        return Err(CallError::OutputTooLarge { tool: tool(), size: report.output_bytes, limit });
+    }
+    let output: Value = serde_json::from_str(text).map_err(|e| CallError::OutputInvalid {
+        tool: tool(),
+        violations: vec![Violation { pointer: String::new(), reason: format!("output is not JSON: {e}") }],
+    })?;
+    entry
+        .def()
+        .output_schema
+        .check(&output)
+        .map_err(|violations| CallError::OutputInvalid { tool: tool(), violations })?;
+    Ok(output)
+}
+
+/// Sends a call's captured stdout and stderr to the host log, marking truncation.
+fn log_captured(tool: &str, captured: &CapturedOutput) {
+    for (stream, text) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
+        if !text.is_empty() {
+            tracing::debug!(target: "toolhost::guest", tool, stream, "{}", text.trim_end());
+        }
+    }
+    if captured.dropped_bytes > 0 {
+        tracing::info!(target: "toolhost::guest", tool, dropped_bytes = captured.dropped_bytes, "guest output over the per-call log budget was dropped");
+    }
+}

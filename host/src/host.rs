@@ -1,0 +1,334 @@
+//! [`ToolHost`] and its builder: one engine, the layers it serves, the snapshot calls
+//! read, and everything that changes it (reloads, the watcher, the policy).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use serde_json::Value;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+use crate::audit::{Audit, CallRecord};
+use crate::error::{BuildError, CallError, LoadError};
+use crate::policy::{ApprovalHook, Caller, Policy};
+use crate::registry::cache::{self, CompileCache};
+use crate::registry::component::{LoadedComponent, Loader};
+use crate::registry::load::{self, LoadProgress, ProgressFn};
+use crate::registry::watch::{self, WatchError, WatchHandle};
+use crate::registry::{Layer, Listing, RegistryChange, Snapshot, ToolDescription};
+use crate::sandbox::engine::{self, EngineSettings, EpochTicker};
+use crate::sandbox::limits::{Ceilings, Limits};
+use crate::sandbox::{self, SandboxState};
+use crate::serve::definitions::{self, ExportFormat};
+
+/// What the host shares between loads and calls.
+pub(crate) struct Core {
+    pub engine: Engine,
+    pub linker: Linker<SandboxState>,
+    pub defaults: Limits,
+    pub ceilings: Ceilings,
+    pub cache: Option<CompileCache>,
+    _epoch: EpochTicker,
+}
+
+impl Core {
+    pub fn loader(&self) -> Loader<'_> {
+        Loader { engine: &self.engine, linker: &self.linker, cache: self.cache.as_ref() }
+    }
+}
+
+/// Where compiled components are cached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CacheSetting {
+    /// `$TOOLHOST_CACHE_DIR`, `$XDG_CACHE_HOME/toolhost` or `~/.cache/toolhost`.
+    #[default]
+    Default,
+    /// This directory.
+    Dir(PathBuf),
+    /// No compile cache: every load compiles.
+    Disabled,
+}
+
+/// Configures a [`ToolHost`].
+#[derive(Clone)]
+pub struct ToolHostBuilder {
+    layers: Vec<Layer>,
+    defaults: Limits,
+    engine: EngineSettings,
+    cache: CacheSetting,
+    progress: Option<ProgressFn>,
+    policy: Policy,
+    approval: Option<ApprovalHook>,
+    audit_jsonl: Option<PathBuf>,
+    max_concurrent_calls: usize,
+}
+
+impl Default for ToolHostBuilder {
+    fn default() -> Self {
+        ToolHostBuilder {
+            layers: Vec::new(),
+            defaults: Limits::default(),
+            engine: EngineSettings::default(),
+            cache: CacheSetting::default(),
+            progress: None,
+            policy: Policy::allow_all(),
+            approval: None,
+            audit_jsonl: None,
+            max_concurrent_calls: 64,
+        }
+    }
+}
+
+impl ToolHostBuilder {
+    /// Adds a root below the ones added so far (the first root has the highest
+    /// precedence), named by [`Layer::for_root`]: `project`, then `layer1`, `layer2`, ….
+    pub fn root(mut self, root: impl Into<PathBuf>) -> Self {
+        let layer = Layer::for_root(self.layers.len(), root.into());
+        self.layers.push(layer);
+        self
+    }
+
+    /// Adds a named layer below the ones added so far.
+    pub fn layer(mut self, layer: Layer) -> Self {
+        self.layers.push(layer);
+        self
+    }
+
+    /// Limits for components whose manifest does not set them.
+    pub fn default_limits(mut self, limits: Limits) -> Self {
+        self.defaults = limits;
+        self
+    }
+
+    /// The engine's ceilings and pool size.
+    pub fn engine_settings(mut self, settings: EngineSettings) -> Self {
+        self.engine = settings;
+        self
+    }
+
+    /// Called as components load, at start and on every reload.
+    pub fn on_progress(mut self, progress: impl Fn(LoadProgress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    /// Which callers may call which tools (default: everyone, everything).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Decides calls to tools whose manifest sets `requires_approval`. Without a hook
+    /// such calls are denied.
+    pub fn approval_hook(mut self, hook: ApprovalHook) -> Self {
+        self.approval = Some(hook);
+        self
+    }
+
+    /// Appends a JSON line per call attempt to this file.
+    pub fn audit_jsonl(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit_jsonl = Some(path.into());
+        self
+    }
+
+    /// Calls that may run at once, across all callers (default 64); more wait their
+    /// turn. Bounds [`ToolHost::call_many`] too.
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.max_concurrent_calls = calls.max(1);
+        self
+    }
+
+    /// Where to cache compiled components (default: the user's cache directory).
+    pub fn compile_cache(mut self, setting: CacheSetting) -> Self {
+        self.cache = setting;
+        self
+    }
+
+    /// Creates the engine and loads every root. Components that fail to load are
+    /// reported in [`ToolHost::load_errors`]; the others are served. Fails only when the
+    /// host itself cannot run: settings out of range, no epoch thread, an audit log that
+    /// cannot be opened.
+    pub async fn build(self) -> Result<ToolHost, BuildError> {
+        let engine = engine::new_engine(&self.engine)?;
+        let linker = sandbox::new_linker(&engine)?;
+        let epoch = EpochTicker::start(&engine).map_err(BuildError::EpochThread)?;
+        let cache = open_cache(self.cache, &engine);
+        let ceilings = Ceilings::of(&self.engine);
+        let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
+        let audit = Audit::new(self.audit_jsonl.as_deref())
+            .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
+        let snapshot = load::build_snapshot(&core, &self.layers, None, self.progress.as_ref()).await;
+        let (changes, _) = tokio::sync::broadcast::channel(64);
+        Ok(ToolHost {
+            core,
+            layers: self.layers.into(),
+            snapshot: Arc::new(ArcSwap::from_pointee(snapshot)),
+            reload_lock: Arc::default(),
+            changes,
+            progress: self.progress,
+            policy: Arc::new(ArcSwap::from_pointee(self.policy)),
+            policy_generation: Arc::default(),
+            approval: self.approval,
+            audit: Arc::new(audit),
+            call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
+        })
+    }
+}
+
+/// The compile cache a setting asks for; one that cannot be used only costs compile
+/// time, so the host runs without it and says why.
+fn open_cache(setting: CacheSetting, engine: &Engine) -> Option<CompileCache> {
+    let dir = match setting {
+        CacheSetting::Default => cache::default_dir()?,
+        CacheSetting::Dir(dir) => dir,
+        CacheSetting::Disabled => return None,
+    };
+    CompileCache::open(&dir, engine)
+        .inspect_err(|e| tracing::warn!(dir = %dir.display(), "compile cache disabled: {e}"))
+        .ok()
+}
+
+/// The versions of what a listing is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListingVersion {
+    /// The [`Snapshot::generation`] listed.
+    pub snapshot: u64,
+    /// How many times the policy was replaced.
+    pub policy: u64,
+}
+
+/// A host serving the tools of its layers. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct ToolHost {
+    pub(crate) core: Arc<Core>,
+    layers: Arc<[Layer]>,
+    pub(crate) snapshot: Arc<ArcSwap<Snapshot>>,
+    /// Serializes reloads; calls never take it.
+    reload_lock: Arc<tokio::sync::Mutex<()>>,
+    changes: tokio::sync::broadcast::Sender<RegistryChange>,
+    progress: Option<ProgressFn>,
+    pub(crate) policy: Arc<ArcSwap<Policy>>,
+    /// Counts [`ToolHost::set_policy`] calls, for [`ToolHost::listing_version`].
+    policy_generation: Arc<AtomicU64>,
+    pub(crate) approval: Option<ApprovalHook>,
+    pub(crate) audit: Arc<Audit>,
+    /// Bounds the calls running at once.
+    pub(crate) call_slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl ToolHost {
+    /// A builder with the defaults: no layers, default limits, everyone may call
+    /// everything.
+    pub fn builder() -> ToolHostBuilder {
+        ToolHostBuilder::default()
+    }
+
+    /// Call records as calls finish, including refused and failed attempts.
+    pub fn subscribe_calls(&self) -> tokio::sync::broadcast::Receiver<Arc<CallRecord>> {
+        self.audit.subscribe()
+    }
+
+    /// Replaces the caller policy; calls that already passed it are not affected.
+    pub fn set_policy(&self, policy: Policy) {
+        self.policy.store(Arc::new(policy));
+        self.policy_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// What [`ToolHost::list`] for any caller depends on. A cache of listings is valid
+    /// while this stays the same.
+    pub fn listing_version(&self) -> ListingVersion {
+        ListingVersion {
+            snapshot: self.snapshot.load().generation,
+            policy: self.policy_generation.load(Ordering::SeqCst),
+        }
+    }
+
+    /// The tools `caller` may call, in a function-calling format.
+    pub fn export(&self, format: ExportFormat, caller: &Caller) -> Value {
+        definitions::export(&self.list(caller), format)
+    }
+
+    /// A tool's definition by any accepted name, if `caller` may call it.
+    pub fn describe(&self, caller: &Caller, name: &str) -> Result<ToolDescription, CallError> {
+        let snapshot = self.snapshot.load();
+        let entry = snapshot.resolve(name)?;
+        self.policy.load().check(caller, &entry.full_name).map_err(|reason| CallError::PermissionDenied {
+            caller: caller.to_string(),
+            tool: entry.full_name.clone(),
+            reason,
+        })?;
+        Ok(ToolDescription::of(&snapshot, entry))
+    }
+
+    /// Every tool `caller` may call.
+    pub fn list(&self, caller: &Caller) -> Vec<ToolDescription> {
+        let snapshot = self.snapshot.load();
+        let policy = self.policy.load();
+        snapshot
+            .tools
+            .values()
+            .filter(|entry| policy.check(caller, &entry.full_name).is_ok())
+            .map(|entry| ToolDescription::of(&snapshot, entry))
+            .collect()
+    }
+
+    /// The operator's view of everything served: layers, every tool (whoever may call
+    /// it), conflicts and load errors.
+    pub fn listing(&self) -> Listing {
+        Listing::of(&self.snapshot.load())
+    }
+
+    /// The snapshot calls currently start on.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.load_full()
+    }
+
+    /// Components that could not be loaded, and why.
+    pub fn load_errors(&self) -> Vec<LoadError> {
+        self.snapshot.load().load_errors().cloned().collect()
+    }
+
+    /// Loads one component file outside any registry, for inspection, with the manifest
+    /// beside it (`<name>.toml`) when there is one.
+    pub async fn inspect_file(&self, path: &Path) -> Result<LoadedComponent, LoadError> {
+        let manifest = path.with_extension("toml");
+        load::load_file(&self.core, path, manifest.is_file().then_some(manifest.as_path())).await
+    }
+
+    /// The layers this host serves, highest precedence first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Rescans every root and publishes a new snapshot: unchanged files are reused,
+    /// changed ones reloaded (from the compile cache when their bytes were seen before),
+    /// and a file that no longer loads keeps its last good version serving. Subscribers
+    /// get the change when there is one.
+    pub async fn reload(&self) -> RegistryChange {
+        let _serialized = self.reload_lock.lock().await;
+        let previous = self.snapshot.load_full();
+        let next = load::build_snapshot(&self.core, &self.layers, Some(&previous), self.progress.as_ref()).await;
+        let change = RegistryChange::between(&previous, &next);
+        self.snapshot.store(Arc::new(next));
+        if !change.is_empty() {
+            let _ = self.changes.send(change.clone());
+        }
+        change
+    }
+
+    /// Registry changes, as reloads publish them.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RegistryChange> {
+        self.changes.subscribe()
+    }
+
+    /// Watches every root and reloads after each burst of file changes settles for
+    /// `debounce` (or, if changes never settle, after ten debounce periods, at least a
+    /// second). A root that does not exist yet is served as soon as it appears, and one
+    /// removed and created again keeps being watched. Stops when the handle is dropped.
+    pub fn watch(&self, debounce: Duration) -> Result<WatchHandle, WatchError> {
+        watch::start(self.clone(), debounce)
+    }
+}

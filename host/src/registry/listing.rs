@@ -1,0 +1,76 @@
+//! How a served tool, and everything served, look to those who list them: agents
+//! ([`ToolDescription`]) and operators ([`Listing`], the JSON of `toolhost list`).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::error::LoadError;
+use crate::registry::{Conflict, Layer, Overridden, Snapshot, ToolEntry};
+
+/// A tool as it is listed: what it does, its schemas as declared, and where it comes
+/// from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolDescription {
+    /// The full name, `namespace/tool`.
+    pub name: String,
+    /// What the tool does, written for the agent that decides whether to call it.
+    pub description: String,
+    /// JSON Schema of the input, as the tool declared it.
+    pub input_schema: Value,
+    /// JSON Schema of the output, as the tool declared it.
+    pub output_schema: Value,
+    /// Calls must pass the host's approval hook first.
+    pub requires_approval: bool,
+    /// The layer serving the tool.
+    pub layer: String,
+    /// The component file serving the tool.
+    pub file: PathBuf,
+    /// BLAKE3 of the component's bytes, hex.
+    pub component_hash: String,
+    /// Lower layers' tools of the same name that this one shadows.
+    pub overrides: Vec<Overridden>,
+}
+
+impl ToolDescription {
+    /// The description of a served tool.
+    pub fn of(snapshot: &Snapshot, entry: &ToolEntry) -> ToolDescription {
+        let def = entry.def();
+        ToolDescription {
+            name: entry.full_name.clone(),
+            description: def.description.clone(),
+            input_schema: def.input_schema.json().clone(),
+            output_schema: def.output_schema.json().clone(),
+            requires_approval: entry.component.requires_approval,
+            layer: snapshot.layers[entry.layer].name.clone(),
+            file: entry.component.path.clone(),
+            component_hash: entry.component.hash.clone(),
+            overrides: entry.overrides.clone(),
+        }
+    }
+}
+
+/// Everything a snapshot serves and everything it could not, for an operator.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Listing {
+    /// The layers, highest precedence first.
+    pub layers: Vec<Layer>,
+    /// Every served tool, by full name.
+    pub tools: Vec<ToolDescription>,
+    /// Names two components of one layer both export.
+    pub conflicts: Vec<Conflict>,
+    /// Why some files or directories are not served.
+    pub errors: Vec<LoadError>,
+}
+
+impl Listing {
+    /// The listing of `snapshot`.
+    pub fn of(snapshot: &Snapshot) -> Listing {
+        Listing {
+            layers: snapshot.layers.clone(),
+            tools: snapshot.tools.values().map(|entry| ToolDescription::of(snapshot, entry)).collect(),
+            conflicts: snapshot.conflicts.clone(),
+            errors: snapshot.load_errors().cloned().collect(),
+        }
+    }
+}
