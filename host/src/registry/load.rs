@@ -44,11 +44,33 @@ pub(crate) async fn build_snapshot(
         discovered.extend(found);
         discovery_errors.extend(errors);
     }
+    let (mut slots, to_load) = reuse_unchanged(discovered, previous);
+    for (order, slot) in load_changed(core, to_load, progress).await {
+        slots[order] = Some(slot);
+    }
+    let generation = previous.map_or(0, |snapshot| snapshot.generation + 1);
+    Snapshot::build(generation, layers.to_vec(), slots.into_iter().flatten().collect(), discovery_errors)
+}
+
+/// A component file that needs loading: its place among the slots, what was found, its
+/// stamps now, and the version that served it so far.
+struct ToLoad {
+    order: usize,
+    found: Discovered,
+    fingerprint: Fingerprint,
+    last_good: Option<Arc<LoadedComponent>>,
+}
+
+/// The slots whose files are unchanged since `previous` (in discovery order, `None`
+/// where a file needs loading), and the files that do.
+fn reuse_unchanged(
+    discovered: Vec<Discovered>,
+    previous: Option<&Snapshot>,
+) -> (Vec<Option<ComponentSlot>>, Vec<ToLoad>) {
     let previous_slots: HashMap<(&Path, usize), &ComponentSlot> = previous
         .map(|snapshot| snapshot.components.iter().map(|slot| ((slot.path.as_path(), slot.layer), slot)).collect())
         .unwrap_or_default();
-
-    let mut slots: Vec<Option<ComponentSlot>> = Vec::with_capacity(discovered.len());
+    let mut slots = Vec::with_capacity(discovered.len());
     let mut to_load = Vec::new();
     for (order, found) in discovered.into_iter().enumerate() {
         let fingerprint = Fingerprint::of(&found);
@@ -59,11 +81,25 @@ pub(crate) async fn build_snapshot(
             }
             _ => {
                 slots.push(None);
-                to_load.push((order, found, fingerprint, before.and_then(|slot| slot.loaded.clone())));
+                to_load.push(ToLoad {
+                    order,
+                    found,
+                    fingerprint,
+                    last_good: before.and_then(|slot| slot.loaded.clone()),
+                });
             }
         }
     }
+    (slots, to_load)
+}
 
+/// Loads the files in parallel, at most one per core, reporting progress as each
+/// finishes; returns each slot with its order.
+async fn load_changed(
+    core: &Arc<Core>,
+    to_load: Vec<ToLoad>,
+    progress: Option<&ProgressFn>,
+) -> Vec<(usize, ComponentSlot)> {
     let total = to_load.len();
     if let Some(progress) = progress {
         progress(LoadProgress::Started { total });
@@ -73,40 +109,40 @@ pub(crate) async fn build_snapshot(
     let parallel_loads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16);
     let load_slots = Arc::new(tokio::sync::Semaphore::new(parallel_loads));
     let mut tasks = tokio::task::JoinSet::new();
-    for (order, found, fingerprint, last_good) in to_load {
+    for ToLoad { order, found, fingerprint, last_good } in to_load {
         let core = core.clone();
         let load_slots = load_slots.clone();
         tasks.spawn(async move {
             let _slot = load_slots.acquire_owned().await;
-            // A bug in a loader must cost one file, not the file's last good version
-            // nor the whole reload.
-            let load = AssertUnwindSafe(load_file(&core, &found.wasm, found.manifest.as_deref()));
-            let result = load.catch_unwind().await.unwrap_or_else(|panic| {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                Err(LoadError::new(&found.wasm, LoadErrorKind::Invalid(format!("the loader failed: {message}"))))
-            });
+            let result = load_catching_panics(&core, &found).await;
             (order, slot_from(found, fingerprint, result, last_good))
         });
     }
-    let mut done = 0;
+    let mut loaded = Vec::with_capacity(total);
     while let Some(joined) = tasks.join_next().await {
-        let Ok((order, slot)) = joined else {
-            // Only a cancelled task gets here (the runtime is shutting down).
-            continue;
-        };
-        done += 1;
+        // Only a cancelled task fails to join (the runtime is shutting down).
+        let Ok((order, slot)) = joined else { continue };
         if let Some(progress) = progress {
             let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
-            progress(LoadProgress::Loaded { done, total, path: slot.path.clone(), from_cache });
+            progress(LoadProgress::Loaded { done: loaded.len() + 1, total, path: slot.path.clone(), from_cache });
         }
-        slots[order] = Some(slot);
+        loaded.push((order, slot));
     }
-    let generation = previous.map_or(0, |snapshot| snapshot.generation + 1);
-    Snapshot::build(generation, layers.to_vec(), slots.into_iter().flatten().collect(), discovery_errors)
+    loaded
+}
+
+/// A bug in a loader must cost one file, not the file's last good version nor the
+/// whole reload: a panic becomes that file's load error.
+async fn load_catching_panics(core: &Core, found: &Discovered) -> Result<LoadedComponent, LoadError> {
+    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref()));
+    load.catch_unwind().await.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(LoadError::new(&found.wasm, LoadErrorKind::Invalid(format!("the loader failed: {message}"))))
+    })
 }
 
 fn slot_from(

@@ -51,8 +51,8 @@ pub(crate) async fn run(
     operation: Operation<'_>,
 ) -> Run {
     let output = OutputSink::new(limits.max_log);
-    let wasi = match grants.wasi_context(&output) {
-        Ok(wasi) => wasi,
+    let mut store = match new_store(engine, label.clone(), limits, grants, &output) {
+        Ok(store) => store,
         Err(message) => {
             return Run {
                 result: Err(CallError::Host { tool: label.to_string(), message }),
@@ -62,32 +62,6 @@ pub(crate) async fn run(
             };
         }
     };
-    let state = SandboxState {
-        wasi,
-        http: WasiHttpCtx::new(),
-        outbound: OutboundHttp::new(grants.network.clone()),
-        table: ResourceTable::new(),
-        limiter: CallLimiter::new(limits.memory),
-        output: output.clone(),
-        grants,
-        label: label.clone(),
-    };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limiter);
-    // Cannot fail: fuel is enabled on every engine this crate builds.
-    let _ = store.set_fuel(limits.fuel);
-    let deadline = Instant::now() + limits.timeout;
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= deadline {
-            Err(Trap::Interrupt.into())
-        } else {
-            // Give the executor thread back at every tick, so a spinning guest never
-            // starves other tasks.
-            Ok(UpdateDeadline::Yield(1))
-        }
-    });
-
     let guest = async {
         let plugin = pre.instantiate_async(&mut store).await?;
         let toolbox = plugin.toolhost_tool_toolbox();
@@ -105,6 +79,43 @@ pub(crate) async fn run(
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
     Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
+}
+
+/// A store holding exactly the grants, bounded by the limits: fuel, memory and tables
+/// through the limiter, and a wall-clock deadline checked at every epoch tick.
+fn new_store(
+    engine: &Engine,
+    label: Arc<str>,
+    limits: &Limits,
+    grants: Arc<Grants>,
+    output: &OutputSink,
+) -> Result<Store<SandboxState>, String> {
+    let state = SandboxState {
+        wasi: grants.wasi_context(output)?,
+        http: WasiHttpCtx::new(),
+        outbound: OutboundHttp::new(grants.network.clone()),
+        table: ResourceTable::new(),
+        limiter: CallLimiter::new(limits.memory),
+        output: output.clone(),
+        grants,
+        label,
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    // Cannot fail: fuel is enabled on every engine this crate builds.
+    let _ = store.set_fuel(limits.fuel);
+    let deadline = Instant::now() + limits.timeout;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            Err(Trap::Interrupt.into())
+        } else {
+            // Give the executor thread back at every tick, so a spinning guest never
+            // starves other tasks.
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    Ok(store)
 }
 
 /// Turns a wasmtime error from instantiation or the call into the caller's terms.

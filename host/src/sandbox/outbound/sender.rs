@@ -29,23 +29,7 @@ pub(super) async fn send_pinned(
     let first_byte_timeout = timeout(|o| o.first_byte_timeout);
     let between_bytes_timeout = timeout(|o| o.between_bytes_timeout).max(Duration::from_nanos(1));
 
-    let tcp = tokio::time::timeout(connect_timeout, tokio::net::TcpStream::connect(address))
-        .await
-        .map_err(|_| HttpError::ConnectionTimeout)?
-        .map_err(HttpError::Connect)?;
-    let stream: Box<dyn Stream> = if use_tls {
-        let server_name = match host.parse::<IpAddr>() {
-            Ok(ip) => ServerName::from(ip),
-            Err(_) => ServerName::try_from(host.to_owned())?,
-        };
-        let tls = tokio::time::timeout(connect_timeout, tls_connector().connect(server_name, tcp))
-            .await
-            .map_err(|_| HttpError::ConnectionTimeout)?
-            .map_err(tls_error)?;
-        Box::new(tls)
-    } else {
-        Box::new(tcp)
-    };
+    let stream = connect(address, use_tls, host, connect_timeout).await?;
     let (mut sender, connection) = tokio::time::timeout(
         connect_timeout,
         hyper::client::conn::http1::Builder::new().handshake(wasmtime_wasi_http::io::TokioIo::new(stream)),
@@ -79,6 +63,31 @@ pub(super) async fn send_pinned(
         }
     };
     Ok((response, Box::new(done)))
+}
+
+/// A new connection to `address`, TLS verified for `host` when `use_tls`.
+async fn connect(
+    address: SocketAddr,
+    use_tls: bool,
+    host: &str,
+    timeout: Duration,
+) -> Result<Box<dyn Stream>, HttpError> {
+    let tcp = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(HttpError::Connect)?;
+    if !use_tls {
+        return Ok(Box::new(tcp));
+    }
+    let server_name = match host.parse::<IpAddr>() {
+        Ok(ip) => ServerName::from(ip),
+        Err(_) => ServerName::try_from(host.to_owned())?,
+    };
+    let tls = tokio::time::timeout(timeout, tls_connector().connect(server_name, tcp))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(tls_error)?;
+    Ok(Box::new(tls))
 }
 
 /// A failed handshake in `wasi:http` terms, so the guest can tell a certificate it must
