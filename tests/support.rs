@@ -274,6 +274,63 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) {
     std::fs::rename(&temporary, path).expect("rename into place");
 }
 
+/// `<target>/toolchains`, where the test suite installs the clients it drives.
+fn toolchains_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe path");
+    // <target>/<profile>/deps/e2e-<hash>
+    let target_dir = exe.parent().and_then(Path::parent).and_then(Path::parent).expect("target dir");
+    let toolchains = target_dir.join("toolchains");
+    std::fs::create_dir_all(&toolchains).expect("create the toolchains dir");
+    toolchains
+}
+
+/// Runs `command` to completion, failing the test with its output if it fails.
+fn run_to_success(command: &mut Command) {
+    let output = command.output().unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A directory holding the official MCP TypeScript SDK (`@modelcontextprotocol/sdk`
+/// 1.x) under `node_modules`, with `tests/mcp/client.mjs` copied beside it so that Node
+/// resolves the SDK from there: `<target>/toolchains/ts-mcp`. Installed with npm from
+/// the npm registry on first use, like [`mcp_python`].
+pub fn mcp_typescript_client() -> PathBuf {
+    const REQUIREMENT: &str = "@modelcontextprotocol/sdk@^1.32";
+    static CLIENT: OnceLock<PathBuf> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            let toolchains = toolchains_dir();
+            let dir = toolchains.join("ts-mcp");
+            let marker = dir.join(".toolhost-installed");
+            let ready = || std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == REQUIREMENT);
+            if !ready() {
+                let lock = std::fs::File::create(toolchains.join("ts-mcp.lock")).expect("create the lock file");
+                lock.lock().expect("lock the lock file");
+                if !ready() {
+                    std::fs::create_dir_all(&dir).expect("create the client dir");
+                    std::fs::write(dir.join("package.json"), "{\"private\": true, \"type\": \"module\"}\n")
+                        .expect("write package.json");
+                    run_to_success(
+                        Command::new("npm")
+                            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", REQUIREMENT])
+                            .current_dir(&dir),
+                    );
+                    std::fs::write(&marker, REQUIREMENT).expect("write the marker");
+                }
+            }
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs");
+            std::fs::copy(&script, dir.join("client.mjs")).expect("copy client.mjs");
+            dir
+        })
+        .clone()
+}
+
 /// The Python interpreter of a virtual environment holding the official MCP Python SDK
 /// (`mcp` 2.x), at `<target>/toolchains/mcp-venv`. Created on first use (`python3 -m
 /// venv`, then pip from PyPI; `$TOOLHOST_PYTHON` names another base interpreter) and
@@ -284,11 +341,7 @@ pub fn mcp_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
-            let exe = std::env::current_exe().expect("test exe path");
-            // <target>/<profile>/deps/e2e-<hash>
-            let target_dir = exe.parent().and_then(Path::parent).and_then(Path::parent).expect("target dir");
-            let toolchains = target_dir.join("toolchains");
-            std::fs::create_dir_all(&toolchains).expect("create the toolchains dir");
+            let toolchains = toolchains_dir();
             let venv = toolchains.join("mcp-venv");
             let python =
                 if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
@@ -300,13 +353,9 @@ pub fn mcp_python() -> PathBuf {
             let lock = std::fs::File::create(toolchains.join("mcp-venv.lock")).expect("create the venv lock file");
             lock.lock().expect("lock the venv lock file");
             if !ready() {
-                let run = |command: &mut Command| {
-                    let status = command.status().unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-                    assert!(status.success(), "{command:?} failed: {status}");
-                };
                 let base = std::env::var_os("TOOLHOST_PYTHON").unwrap_or_else(|| "python3".into());
-                run(Command::new(base).args(["-m", "venv"]).arg(&venv));
-                run(Command::new(&python).args([
+                run_to_success(Command::new(base).args(["-m", "venv"]).arg(&venv));
+                run_to_success(Command::new(&python).args([
                     "-m",
                     "pip",
                     "install",

@@ -1,5 +1,5 @@
-//! The agent-facing surface: caller policy, approval, batch calls, audit records and
-//! function-calling exports.
+//! The agent-facing surface: caller policy, approval, batch calls and audit records
+//! (function-calling exports are in `definitions.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
-use toolhost::{Approval, ApprovalHook, CallError, Caller, ExportFormat, Policy, PolicyRule, ToolCall, ToolHost};
+use toolhost::{Approval, ApprovalHook, CallError, Caller, Policy, PolicyRule, ToolCall, ToolHost};
 use toolhost_tests::ToolsDir;
 
 fn planner_policy() -> Policy {
@@ -208,71 +208,4 @@ async fn every_attempt_is_audited_to_subscribers_and_jsonl_without_secrets() {
     assert_eq!(second["caller"], json!({ "agent": "agent-1", "session": "conversation-7" }));
     assert!(second["duration_us"].is_u64() && second["timestamp_ms"].as_u64().unwrap() > 1_700_000_000_000);
     assert!(!lines.join("\n").contains("sk-audit-secret"), "config values never reach the audit log");
-}
-
-/// OpenAI and Anthropic: `^[a-zA-Z0-9_-]{1,64}$`.
-fn function_name_ok(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// MCP (SEP-986): `^[A-Za-z0-9_.-]{1,128}$`.
-fn mcp_name_ok(name: &str) -> bool {
-    (1..=128).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-}
-
-fn assert_object_schema(schema: &Value, context: &str) {
-    assert_eq!(schema["type"], "object", "{context}: {schema}");
-    assert!(schema.get("$schema").is_none() || context.starts_with("mcp"), "{context}: no $schema in parameters");
-}
-
-#[tokio::test]
-async fn exports_follow_each_format_and_names_map_back() {
-    let (_tools, host) = examples_host(Policy::allow_all()).await;
-    let caller = Caller::local();
-
-    let openai = host.export(ExportFormat::OpenAi, &caller);
-    let openai = openai.as_array().unwrap();
-    assert_eq!(openai.len(), 9);
-    for tool in openai {
-        assert_eq!(tool["type"], "function");
-        let function = &tool["function"];
-        let name = function["name"].as_str().unwrap();
-        assert!(function_name_ok(name), "openai name {name}");
-        assert!(!function["description"].as_str().unwrap().is_empty());
-        assert_object_schema(&function["parameters"], &format!("openai {name}"));
-        assert_eq!(tool.as_object().unwrap().len(), 2, "only type and function: {tool}");
-    }
-
-    let anthropic = host.export(ExportFormat::Anthropic, &caller);
-    for tool in anthropic.as_array().unwrap() {
-        let name = tool["name"].as_str().unwrap();
-        assert!(function_name_ok(name), "anthropic name {name}");
-        assert_object_schema(&tool["input_schema"], &format!("anthropic {name}"));
-        let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["description", "input_schema", "name"]);
-    }
-
-    let mcp = host.export(ExportFormat::Mcp, &caller);
-    for tool in mcp["tools"].as_array().unwrap() {
-        let name = tool["name"].as_str().unwrap();
-        assert!(mcp_name_ok(name), "mcp name {name}");
-        assert_object_schema(&tool["inputSchema"], &format!("mcp {name}"));
-        assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
-    }
-
-    // Every exported name calls the tool it names.
-    for (openai_tool, mcp_tool) in openai.iter().zip(mcp["tools"].as_array().unwrap()) {
-        let function_name = openai_tool["function"]["name"].as_str().unwrap();
-        let mcp_name = mcp_tool["name"].as_str().unwrap();
-        assert_eq!(host.describe(&caller, function_name).unwrap().name, mcp_tool["title"].as_str().unwrap());
-        assert_eq!(host.describe(&caller, mcp_name).unwrap().name, mcp_tool["title"].as_str().unwrap());
-    }
-    assert_eq!(host.call("math__add", json!({ "numbers": [2, 3] })).await.unwrap(), json!({ "value": 5.0 }));
-    assert_eq!(host.call("math.add", json!({ "numbers": [2, 3] })).await.unwrap(), json!({ "value": 5.0 }));
-
-    // A policy narrows exports too.
-    host.set_policy(planner_policy());
-    let narrowed = host.export(ExportFormat::Anthropic, &Caller::new("planner"));
-    let names: Vec<&str> = narrowed.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["math__add", "math__evaluate", "text__slugify"]);
 }

@@ -4,6 +4,8 @@
 mod agents;
 mod calls;
 mod cli;
+mod config_errors;
+mod definitions;
 mod grants;
 mod languages;
 mod limits;

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolhost_tests::{ToolsDir, component, mcp_python, toolhost_bin};
+use toolhost_tests::{ToolsDir, component, mcp_python, mcp_typescript_client, toolhost_bin};
 
 /// Runs `client.py MODE` against `toolhost serve` over a tools directory holding `math`,
 /// `hostile` and `text`; the client replaces `text/text.wasm` with the `json` component
@@ -110,6 +110,83 @@ fn the_python_sdk_client_works_over_streamable_http() {
     assert_session(&seen);
 }
 
+/// Runs `client.mjs ARGS` (the official TypeScript SDK) and returns what it observed.
+fn drive_with_typescript_sdk(args: &[&str]) -> Value {
+    let client = mcp_typescript_client();
+    let output = Command::new("node").arg(client.join("client.mjs")).args(args).output().expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client.mjs {args:?} failed ({}):\n{}\n{stdout}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("client.mjs printed no JSON ({e}): {stdout}"))
+}
+
+/// Tools whose schemas the TypeScript SDK is strict about: `json` declares
+/// `"document": true`, `shapes` has boolean sub-schemas and a string input.
+fn tools_for_the_typescript_sdk() -> ToolsDir {
+    let tools = ToolsDir::with_examples();
+    tools.install("shapes", "shapes", "shapes");
+    tools
+}
+
+/// What the TypeScript SDK client must see on either transport: every tool (its
+/// `listTools()` rejects the whole list if one definition breaks its schemas), and calls
+/// that answer, including a wrapped input and a tool failure.
+fn assert_typescript_session(seen: &Value, expected_tools: &Value) {
+    let mode = seen["mode"].as_str().unwrap_or("?");
+    assert_eq!(seen["server"]["name"], "toolhost", "{mode}");
+    let listed: Vec<&String> = seen["tools"].as_object().unwrap().keys().collect();
+    let expected: Vec<&str> =
+        expected_tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let mut listed_sorted: Vec<&str> = listed.iter().map(|s| s.as_str()).collect();
+    listed_sorted.sort_unstable();
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort_unstable();
+    assert_eq!(listed_sorted, expected_sorted, "{mode}: every tool is listed");
+    assert!(listed_sorted.contains(&"json.get") && listed_sorted.contains(&"shapes.keep"), "{mode}");
+    assert_eq!(seen["tools"]["json.get"]["input_schema"]["properties"]["document"], json!({}), "{mode}");
+    assert_eq!(
+        seen["add"],
+        json!({ "is_error": false, "structured": { "value": 6.0 }, "text": "{\"value\":6.0}" }),
+        "{mode}"
+    );
+    assert_eq!(seen["get"]["structured"], json!({ "found": true, "value": 20 }), "{mode}");
+    assert_eq!(seen["shout"]["text"], "\"QUIET\"", "{mode}: a string output travels as text");
+    assert_eq!(seen["divide_by_zero"]["is_error"], true, "{mode}");
+    assert!(seen["divide_by_zero"]["text"].as_str().unwrap().starts_with("input_invalid: "), "{mode}");
+}
+
+#[test]
+fn the_typescript_sdk_client_lists_and_calls_over_stdio() {
+    let tools = tools_for_the_typescript_sdk();
+    let bin = toolhost_bin();
+    let seen = drive_with_typescript_sdk(&["stdio", bin.to_str().unwrap(), tools.path().to_str().unwrap()]);
+    assert_typescript_session(&seen, &expected_mcp_tools(&tools));
+}
+
+#[test]
+fn the_typescript_sdk_client_lists_and_calls_over_streamable_http() {
+    let tools = tools_for_the_typescript_sdk();
+    let server = HttpServer::start(&tools, &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    let seen = drive_with_typescript_sdk(&["http", &url]);
+    assert_typescript_session(&seen, &expected_mcp_tools(&tools));
+}
+
+/// The MCP tool list `toolhost export --format mcp` prints for a tools directory.
+fn expected_mcp_tools(tools: &ToolsDir) -> Value {
+    let output = Command::new(toolhost_bin())
+        .args(["export", "--format", "mcp"])
+        .arg(tools.path())
+        .output()
+        .expect("run toolhost export");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("export prints JSON")
+}
+
 /// `toolhost serve` over stdio, as a child process whose stdin and stdout the test holds.
 struct StdioServer {
     child: Child,
@@ -162,20 +239,37 @@ impl Drop for StdioServer {
 }
 
 /// A client that probes the stateless revision (2026-07-28) with `server/discover` first
-/// gets an answer to that id, and the classic lifecycle still works after it.
+/// gets the discovery result (the versions and capabilities served); a probe without the
+/// request metadata that revision requires gets an invalid-params error naming it; and
+/// the classic lifecycle still works after both.
 #[test]
 fn a_server_discover_probe_gets_an_answer_and_initialize_still_works() {
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
     let mut server = StdioServer::start(&tools);
 
-    server.send(json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {} }));
+    server.send(json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": { "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
+    } } }));
     let discovered = server.receive();
     assert_eq!(discovered["id"], 1, "{discovered}");
-    assert!(
-        discovered["result"].is_object() || discovered["error"]["code"].is_i64(),
-        "a result or a JSON-RPC error: {discovered}"
-    );
+    let result = &discovered["result"];
+    assert_eq!(result["resultType"], "complete", "{discovered}");
+    let versions: Vec<&str> =
+        result["supportedVersions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    for version in ["2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"] {
+        assert!(versions.contains(&version), "{version} in {versions:?}");
+    }
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true, "{discovered}");
+
+    server.send(json!({ "jsonrpc": "2.0", "id": 9, "method": "server/discover", "params": {} }));
+    let refused = server.receive();
+    assert_eq!(refused["id"], 9, "{refused}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("io.modelcontextprotocol/protocolVersion"), "{message}");
 
     server.send(json!({
         "jsonrpc": "2.0", "id": 2, "method": "initialize",

@@ -26,7 +26,8 @@ pub struct ToolDescription {
     pub layer: String,
     /// The component file serving the tool.
     pub file: PathBuf,
-    /// BLAKE3 of the component's bytes, hex.
+    /// BLAKE3 of the component's bytes, hex (`hash` in JSON).
+    #[serde(rename = "hash")]
     pub component_hash: String,
     /// Lower layers' tools of the same name that this one shadows.
     pub overrides: Vec<Overridden>,

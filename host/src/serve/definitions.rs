@@ -290,8 +290,9 @@ const OPENAI_STRICT_MAX_DEPTH: usize = 10;
 const OPENAI_STRICT_MAX_PROPERTIES: usize = 5000;
 
 /// Whether `parameters` satisfy OpenAI's strict mode: only supported keywords, every
-/// object closed (`additionalProperties: false`) with every property required, at most
-/// 10 levels of nesting and 5000 properties. A tool that does not is exported with
+/// schema typed (or a union, reference or enumeration), every object closed
+/// (`additionalProperties: false`) with every property required, at most 10 levels of
+/// nesting and 5000 properties. A tool that does not is exported with
 /// `strict: false`, so the provider accepts it and toolhost still validates the call.
 pub fn openai_strict(parameters: &Value) -> bool {
     let mut properties = 0;
@@ -301,6 +302,10 @@ pub fn openai_strict(parameters: &Value) -> bool {
 fn strict_subschema(schema: &Value, depth: usize, properties: &mut usize) -> bool {
     let Value::Object(map) = schema else { return false };
     if depth > OPENAI_STRICT_MAX_DEPTH || map.keys().any(|key| !OPENAI_STRICT_KEYWORDS.contains(&key.as_str())) {
+        return false;
+    }
+    // Every schema says what it is: a type, a union, a reference or its values.
+    if !["type", "anyOf", "$ref", "enum", "const"].iter().any(|key| map.contains_key(*key)) {
         return false;
     }
     if map.contains_key("properties") || map.get("type") == Some(&json!("object")) {
@@ -407,6 +412,9 @@ mod tests {
         let mut unsupported = closed.clone();
         unsupported["properties"]["a"]["not"] = json!({});
         assert!(!openai_strict(&unsupported));
+        let mut untyped = closed.clone();
+        untyped["properties"]["a"] = json!({});
+        assert!(!openai_strict(&untyped), "a schema that accepts anything says nothing strict mode can use");
         assert!(!openai_strict(
             &json!({ "type": "object", "properties": {}, "additionalProperties": false, "oneOf": [] })
         ));
