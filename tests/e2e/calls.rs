@@ -81,16 +81,25 @@ async fn example_tools_answer_with_schema_valid_output() {
     );
 }
 
+/// A guest that counts its calls in a global sees 1 on every call, one after another
+/// and many at once: no state survives a call.
 #[tokio::test]
 async fn every_call_gets_a_fresh_instance_and_reports_fuel() {
     let (_tools, host) = examples_and_hostile().await;
-    let first = host.call_detailed("hostile/echo", json!({ "n": 1 })).await;
-    let second = host.call_detailed("hostile/echo", json!({ "n": 2 })).await;
-    assert_eq!(first.outcome.unwrap(), json!({ "n": 1 }));
-    assert_eq!(second.outcome.unwrap(), json!({ "n": 2 }));
-    assert!(first.fuel_consumed > 0, "fuel is reported");
-    assert_eq!(first.tool.as_deref(), Some("hostile/echo"));
-    assert_eq!(first.component_hash.as_ref().map(String::len), Some(64));
+    for _ in 0..5 {
+        let report = host.call_detailed("hostile/count_calls", json!({})).await;
+        assert_eq!(report.outcome.unwrap(), json!({ "calls": 1 }), "a fresh instance per call");
+        assert!(report.fuel_consumed > 0, "fuel is reported");
+        assert_eq!(report.tool.as_deref(), Some("hostile/count_calls"));
+        assert_eq!(report.component_hash.as_ref().map(String::len), Some(64));
+    }
+    let concurrent = (0..32).map(|_| {
+        let host = host.clone();
+        tokio::spawn(async move { host.call("hostile/count_calls", json!({})).await })
+    });
+    for call in concurrent {
+        assert_eq!(call.await.unwrap(), Ok(json!({ "calls": 1 })));
+    }
 }
 
 #[tokio::test]

@@ -253,3 +253,74 @@ async fn manifest_errors_name_the_file_and_line_and_other_tools_keep_serving() {
     assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));
     assert!(Path::new(&manifest).exists());
 }
+
+/// Raw sockets are never granted, not even to a component whose `wasi:http` grant names
+/// the very address: a TCP connect to a loopback listener, a UDP datagram to a loopback
+/// socket and a name lookup are each refused, and nothing arrives.
+#[tokio::test]
+async fn raw_sockets_and_name_lookup_are_refused_even_to_a_granted_address() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind(listener.local_addr().unwrap()).unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    for manifest in ["", &format!("[grants]\nnetwork = [\"{address}\"]\n")] {
+        tools.manifest("hostile", "hostile", manifest);
+        let host = host(&tools).await;
+        let attempts = host.call("hostile/raw_sockets", json!({ "address": address })).await.unwrap();
+        for (attempt, outcome) in attempts.as_object().unwrap() {
+            let outcome = outcome.as_str().unwrap();
+            assert!(outcome.starts_with("refused: "), "{attempt} with manifest {manifest:?}: {outcome}");
+        }
+        assert_eq!(
+            listener.accept().map(|_| ()).map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::WouldBlock),
+            "no TCP connection arrived"
+        );
+        let mut buffer = [0u8; 16];
+        assert_eq!(
+            udp.recv_from(&mut buffer).map(|_| ()).map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::WouldBlock),
+            "no datagram arrived"
+        );
+    }
+}
+
+/// The `fs` example, as an operator would install it: a manifest grants one directory
+/// read-write; the tools work inside it and nowhere else.
+#[tokio::test]
+async fn the_fs_example_works_inside_its_granted_directory_only() {
+    let tools = ToolsDir::new();
+    tools.install("fs", "fs", "fs");
+    let workspace = tools.path().join("fs/workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "first line\n").unwrap();
+    std::fs::write(tools.path().join("fs/secret.txt"), "outside the grant").unwrap();
+    tools.manifest("fs", "fs", "[grants]\nfiles = [{ host = \"workspace\", guest = \"/work\", mode = \"rw\" }]\n");
+    let host = host(&tools).await;
+
+    let read = host.call("fs/read", json!({ "path": "/work/notes.txt" })).await.unwrap();
+    assert_eq!(read, json!({ "contents": "first line\n", "bytes": 11 }));
+    let written =
+        host.call("fs/write", json!({ "path": "/work/notes.txt", "contents": "second line\n", "append": true }));
+    assert_eq!(written.await.unwrap(), json!({ "bytes": 12 }));
+    assert_eq!(std::fs::read_to_string(workspace.join("notes.txt")).unwrap(), "first line\nsecond line\n");
+    host.call("fs/write", json!({ "path": "/work/new.txt", "contents": "x" })).await.unwrap();
+    let listed = host.call("fs/list", json!({ "path": "/work" })).await.unwrap();
+    assert_eq!(
+        listed,
+        json!({ "entries": [
+            { "name": "new.txt", "kind": "file", "bytes": 1 },
+            { "name": "notes.txt", "kind": "file", "bytes": 23 },
+        ] })
+    );
+
+    for escape in ["/work/../secret.txt", "/secret.txt", "../secret.txt", "/fs/secret.txt"] {
+        let outcome = host.call("fs/read", json!({ "path": escape })).await;
+        assert!(outcome.is_err(), "{escape} must not be readable: {outcome:?}");
+    }
+    let missing = host.call("fs/read", json!({ "path": "/work/nope.txt" })).await.unwrap_err();
+    assert!(matches!(missing, CallError::InputInvalid { .. }), "{missing:?}");
+}

@@ -272,3 +272,33 @@ async fn every_language_serves_from_one_tools_directory() {
     let sum = host.call("math/add", json!({ "numbers": [km["value"], 1] })).await.unwrap();
     assert!((sum["value"].as_f64().unwrap() - 27.218_757).abs() < 1e-6, "{sum}");
 }
+
+/// The host holds a tool of every language to the output schema it declared, on a real
+/// call: the contract guests (`tests/guests/polyglot/`) return a string where they
+/// declared a number, and the caller gets `OutputInvalid` at `/value`; a valid output
+/// passes, and the component keeps serving.
+#[tokio::test]
+async fn every_language_is_held_to_its_output_schema_through_a_real_call() {
+    for component in ["js_contract", "py_contract", "c_contract"] {
+        let (_tools, host) = host_with(component, "contract").await;
+        assert_eq!(
+            call_ok(&host, "contract/echo", json!({ "value": 2.5 })).await,
+            json!({ "value": 2.5 }),
+            "{component}"
+        );
+        let report = host.call_detailed("contract/breaks_its_schema", json!({ "value": 1 })).await;
+        match &report.outcome {
+            Err(CallError::OutputInvalid { tool, violations }) => {
+                assert_eq!(tool, "contract/breaks_its_schema", "{component}");
+                assert_eq!(violations[0].pointer, "/value", "{component}: {violations:?}");
+            }
+            other => panic!("{component}: expected OutputInvalid, got {other:?}"),
+        }
+        assert!(report.fuel_consumed > 0 && report.output_bytes > 0, "{component}: the tool ran and answered");
+        assert_eq!(
+            call_ok(&host, "contract/echo", json!({ "value": -1 })).await,
+            json!({ "value": -1 }),
+            "{component}"
+        );
+    }
+}

@@ -25,8 +25,9 @@ fn scaffold(lang: &str, parent: &Path) -> (PathBuf, Value) {
     (dir, printed)
 }
 
-/// Runs the project's documented build command in its directory, with the settings of
-/// the outer cargo build removed so that they do not leak into the project's build.
+/// Runs the project's documented build command (as `toolhost new` printed it) in its
+/// directory, with the settings of the outer cargo build removed so that they do not
+/// leak into the project's build.
 fn build(dir: &Path, printed: &Value, extra_env: &[(&str, &Path)]) {
     let command = printed["build"].as_str().expect("the build command");
     let mut shell = Command::new("sh");
@@ -79,19 +80,20 @@ fn target_subdir(name: &str) -> PathBuf {
 async fn a_new_rust_tool_builds_and_answers() {
     let temp = tempfile::tempdir().unwrap();
     let (dir, printed) = scaffold("rust", temp.path());
-    assert_eq!(printed["build"], "cargo build --target wasm32-wasip2 --release");
-    // A target directory shared between test runs, so the SDK's dependencies compile once.
-    let target = target_subdir("scaffold-rust");
-    build(&dir, &printed, &[("CARGO_TARGET_DIR", &target)]);
-    assert!(printed["component"].as_str().unwrap().ends_with("target/wasm32-wasip2/release/greeter.wasm"));
-    assert_greeter_works(&target.join("wasm32-wasip2/release/greeter.wasm")).await;
+    // The project's own `target/` is a link to a directory shared between test runs, so
+    // the SDK's dependencies compile once; the printed build command and component path
+    // are used as printed.
+    let shared = target_subdir("scaffold-rust");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::os::unix::fs::symlink(&shared, dir.join("target")).unwrap();
+    build(&dir, &printed, &[]);
+    assert_greeter_works(Path::new(printed["component"].as_str().unwrap())).await;
 }
 
 #[tokio::test]
 async fn a_new_javascript_tool_builds_and_answers() {
     let temp = tempfile::tempdir().unwrap();
     let (dir, printed) = scaffold("js", temp.path());
-    assert_eq!(printed["build"], "npm install && npm run build");
     build(&dir, &printed, &[]);
     assert_greeter_works(Path::new(printed["component"].as_str().unwrap())).await;
 }
@@ -100,7 +102,6 @@ async fn a_new_javascript_tool_builds_and_answers() {
 async fn a_new_python_tool_builds_and_answers() {
     let temp = tempfile::tempdir().unwrap();
     let (dir, printed) = scaffold("python", temp.path());
-    assert_eq!(printed["build"], "./build.sh");
     build(&dir, &printed, &[]);
     assert_greeter_works(Path::new(printed["component"].as_str().unwrap())).await;
 }
@@ -109,7 +110,6 @@ async fn a_new_python_tool_builds_and_answers() {
 async fn a_new_c_tool_builds_and_answers() {
     let temp = tempfile::tempdir().unwrap();
     let (dir, printed) = scaffold("c", temp.path());
-    assert_eq!(printed["build"], "./build.sh");
     build(&dir, &printed, &[]);
     assert_greeter_works(Path::new(printed["component"].as_str().unwrap())).await;
 }

@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask demo`: builds the example tools, installs them in a tools directory
 //!   and drives the `toolhost` CLI through listing, inspecting and calling them.
-//! - `cargo xtask test`: installs what the tests need, then runs the whole suite.
+//! - `cargo xtask test`: installs what the tests need, then runs the whole suite (the
+//!   example tools' own unit tests included).
 //! - `cargo xtask lint`: rustfmt and clippy over every workspace, warnings denied.
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
@@ -192,11 +193,23 @@ fn shell_quote(arg: &str) -> String {
     }
 }
 
+/// The whole suite: the host workspace (unit, end-to-end and doc tests), then the
+/// example tools' own unit tests, natively (they are ordinary Rust crates; their
+/// components are built for wasm by the suite's build script). Extra arguments go to the
+/// host workspace's `cargo test` only, and then the example tools are left out.
 fn test(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
     let mut command = cargo();
     command.args(["test", "--release", "--workspace"]).args(extra);
-    run(command)
+    run(command)?;
+    if extra.is_empty() {
+        let mut examples = cargo();
+        examples
+            .args(["test", "--manifest-path", "example-tools/Cargo.toml", "--target-dir"])
+            .arg(target_dir().join("guests-native"));
+        run(examples)?;
+    }
+    Ok(())
 }
 
 fn lint() -> Result<(), String> {

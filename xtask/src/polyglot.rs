@@ -7,6 +7,7 @@
 //! | `js_units_starlingmonkey.wasm` | the same source | npm `@bytecodealliance/componentize-js` (StarlingMonkey, ~12 MB) |
 //! | `py_dates.wasm` | `example-tools/py-dates/` | PyPI `componentize-py` (CPython) |
 //! | `c_checksum.wasm` | `example-tools/c-checksum/` | PyPI `ziglang` (clang) + [`c_guest`] |
+//! | `js_contract.wasm`, `py_contract.wasm`, `c_contract.wasm` | `tests/guests/polyglot/` | as above |
 //!
 //! The JavaScript tool is built with both JavaScript toolchains from one source, so the
 //! tests prove the contract holds for either engine.
@@ -69,6 +70,15 @@ pub const GUESTS: &[Guest] = &[
     },
     Guest { name: "py_dates", dir: "example-tools/py-dates", entry: "dates", lang: Lang::Python },
     Guest { name: "c_checksum", dir: "example-tools/c-checksum", entry: "", lang: Lang::C },
+    // The output-schema contract, once per language (tests/guests/polyglot/README.md).
+    Guest {
+        name: "js_contract",
+        dir: "tests/guests/polyglot/js-contract",
+        entry: "contract.js",
+        lang: Lang::JavaScript,
+    },
+    Guest { name: "py_contract", dir: "tests/guests/polyglot/py-contract", entry: "contract", lang: Lang::Python },
+    Guest { name: "c_contract", dir: "tests/guests/polyglot/c-contract", entry: "", lang: Lang::C },
 ];
 
 /// Where the toolchains live: `<target>/toolchains`.

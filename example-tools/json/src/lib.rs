@@ -78,3 +78,36 @@ toolbox! {
         Ok(Document { document })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pointers_must_start_with_a_slash_and_misses_are_not_errors() {
+        let found = get(Query { document: json!({ "a": [1, 2] }), pointer: "/a/1".into() }).unwrap();
+        assert_eq!((found.found, found.value), (true, json!(2)));
+        let missing = get(Query { document: json!({}), pointer: "/nope".into() }).unwrap();
+        assert_eq!((missing.found, missing.value), (false, Value::Null));
+        assert!(matches!(get(Query { document: json!({}), pointer: "a".into() }), Err(ToolError::InvalidInput(_))));
+    }
+
+    #[test]
+    fn a_patch_applies_all_or_nothing() {
+        let document = json!({ "a": 1 });
+        let failing =
+            vec![json!({ "op": "add", "path": "/b", "value": 2 }), json!({ "op": "test", "path": "/a", "value": 9 })];
+        let outcome = patch(Patch { document: document.clone(), patch: failing });
+        assert!(matches!(outcome, Err(ToolError::InvalidInput(_))));
+        let applied = patch(Patch { document, patch: vec![json!({ "op": "add", "path": "/b", "value": 2 })] }).unwrap();
+        assert_eq!(applied.document, json!({ "a": 1, "b": 2 }));
+    }
+
+    #[test]
+    fn a_merge_patch_removes_keys_with_null() {
+        let merged =
+            merge(Merge { document: json!({ "a": { "b": 1, "c": 2 } }), merge: json!({ "a": { "c": null } }) });
+        assert_eq!(merged.unwrap().document, json!({ "a": { "b": 1 } }));
+    }
+}

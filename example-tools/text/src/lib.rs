@@ -164,3 +164,34 @@ fn fold_accent(c: char) -> impl Iterator<Item = char> {
     let keep = folded.is_empty().then_some(c);
     folded.chars().chain(keep)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(text: &str) -> Text {
+        Text { text: text.to_owned() }
+    }
+
+    #[test]
+    fn slugs_fold_accents_and_collapse_separators() {
+        assert_eq!(slugify(text("  Crème Brûlée: a HOW-TO!  ")).unwrap().slug, "creme-brulee-a-how-to");
+        assert_eq!(slugify(text("a -- b")).unwrap().slug, "a-b");
+    }
+
+    #[test]
+    fn counts_are_of_words_characters_lines_and_bytes() {
+        let counts = word_count(text("one two\nthrée")).unwrap();
+        assert_eq!((counts.words, counts.characters, counts.lines, counts.bytes), (3, 13, 2, 14));
+    }
+
+    #[test]
+    fn regex_matches_stop_at_the_limit_and_say_so() {
+        let query = RegexQuery { pattern: r"\d".into(), text: "1 2 3".into(), case_insensitive: false, max_matches: 2 };
+        let found = regex_find(query).unwrap();
+        assert_eq!(found.matches.len(), 2);
+        assert!(found.truncated);
+        let broken = RegexQuery { pattern: "(".into(), text: String::new(), case_insensitive: false, max_matches: 1 };
+        assert!(matches!(regex_find(broken), Err(ToolError::InvalidInput(_))));
+    }
+}

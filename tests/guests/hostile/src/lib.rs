@@ -64,6 +64,36 @@ struct Depth {
     depth: u64,
 }
 
+#[derive(Serialize, JsonSchema)]
+struct Count {
+    calls: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Address {
+    /// `host:port`, e.g. `127.0.0.1:8080` or `localhost:80`.
+    address: String,
+}
+
+/// What each raw-socket attempt came to: `refused: <error>` or `connected`.
+#[derive(Serialize, JsonSchema)]
+struct SocketAttempts {
+    tcp_connect: String,
+    udp_send: String,
+    name_lookup: String,
+}
+
+/// State that outlives a call only if the instance does.
+static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn attempt<T>(result: std::io::Result<T>) -> String {
+    match result {
+        Ok(_) => "connected".to_owned(),
+        Err(error) => format!("refused: {error}"),
+    }
+}
+
 /// Never returns for a positive `depth`: each frame keeps a 128-byte array alive.
 fn deeper(depth: u64, pad: [u64; 16]) -> u64 {
     if depth == 0 {
@@ -163,6 +193,22 @@ toolbox! {
     /// Reads an environment variable.
     fn env_var(input: Name) -> Result<Found, ToolError> {
         Ok(Found { value: std::env::var(&input.name).ok() })
+    }
+
+    /// Counts its calls in a global: a fresh instance per call always answers 1.
+    fn count_calls(_input: Nothing) -> Result<Count, ToolError> {
+        let calls = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Ok(Count { calls })
+    }
+
+    /// Tries raw sockets (`wasi:sockets`): a TCP connection to the address, a UDP
+    /// datagram to it, and a name lookup of its host.
+    fn raw_sockets(input: Address) -> Result<SocketAttempts, ToolError> {
+        use std::net::ToSocketAddrs;
+        let tcp_connect = attempt(std::net::TcpStream::connect(&input.address));
+        let udp_send = attempt(std::net::UdpSocket::bind("0.0.0.0:0").and_then(|socket| socket.send_to(b"x", &input.address)));
+        let name_lookup = attempt(input.address.to_socket_addrs().map(|addresses| addresses.count()));
+        Ok(SocketAttempts { tcp_connect, udp_send, name_lookup })
     }
 
     /// Reads a configuration value granted by the operator.
