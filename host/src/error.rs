@@ -250,9 +250,10 @@ fn suggest(suggestions: &[String]) -> String {
     }
 }
 
-/// Why a component is not served. Always names the file.
+/// Why a component is not served. Always names the file: the component, or its
+/// manifest when that is at fault (`PATH, line N: problem`).
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
-#[error("{}: {kind}", .path.display())]
+#[error("{}{}{kind}", .path.display(), if matches!(.kind, LoadErrorKind::Manifest { .. }) { ", " } else { ": " })]
 pub struct LoadError {
     /// The component file (or directory) at fault.
     pub path: PathBuf,
@@ -312,8 +313,9 @@ pub enum LoadErrorKind {
     #[error("{0}")]
     BadName(String),
 
-    #[error("manifest {}, line {line}: {problem}", .manifest.display())]
-    Manifest { manifest: PathBuf, line: usize, problem: String },
+    /// The manifest is wrong; its path is the error's path.
+    #[error("line {line}: {problem}")]
+    Manifest { line: usize, problem: String },
 }
 
 /// Why a [`ToolHost`](crate::ToolHost) could not be built. Components that fail to load
@@ -338,4 +340,22 @@ pub enum BuildError {
         #[source]
         source: std::io::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_exit_code_between_usage_and_load_errors() {
+        let codes: Vec<u8> = ErrorKind::ALL.iter().map(|kind| kind.exit_code()).collect();
+        assert_eq!(codes, (3..=13).collect::<Vec<u8>>());
+        assert_eq!(ErrorKind::InputInvalid.exit_code(), 5);
+        let table = exit::table();
+        assert_eq!(table.first(), Some(&(0, "ok")));
+        assert_eq!(table.last(), Some(&(exit::LOAD, "component failed to load")));
+        let mut sorted: Vec<u8> = table.iter().map(|(code, _)| *code).collect();
+        sorted.dedup();
+        assert_eq!(sorted, (0..=14).collect::<Vec<u8>>(), "one row per code, in order");
+    }
 }

@@ -247,7 +247,7 @@ async fn manifest_errors_name_the_file_and_line_and_other_tools_keep_serving() {
     let errors = host.load_errors();
     assert_eq!(errors.len(), 1, "{errors:?}");
     let message = errors[0].to_string();
-    assert!(message.contains(&format!("manifest {}, line 3", manifest.display())), "{message}");
+    assert!(message.starts_with(&format!("{}, line 3: `memory`", manifest.display())), "{message}");
     assert!(message.contains("`memory`"), "{message}");
     assert!(matches!(host.call("hostile/echo", json!({})).await, Err(CallError::NotFound { .. })));
     assert_eq!(host.call("math/add", json!({ "numbers": [1] })).await.unwrap(), json!({ "value": 1.0 }));

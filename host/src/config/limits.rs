@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::units::{Problem, Size, parse_duration};
+use crate::config::units::{Problem, Size, format_size, parse_duration};
 use crate::sandbox::limits::{Ceilings, Limits};
 
 /// The keys of a `[limits]` table as written, with their spans for errors.
@@ -34,8 +34,9 @@ impl RawLimits {
             limits.memory = positive_size(memory, "memory")?;
             if limits.memory > ceilings.memory {
                 let message = format!(
-                    "`memory` is {} bytes, over the host's ceiling of {} bytes",
-                    limits.memory, ceilings.memory
+                    "`memory` is {}, over the host's ceiling of {}",
+                    format_size(limits.memory),
+                    format_size(ceilings.memory)
                 );
                 return Err(Problem::at(span, message));
             }

@@ -54,6 +54,12 @@ impl Manifest {
     pub fn default_for(defaults: Limits) -> Manifest {
         Manifest { limits: defaults, grants: Grants::default(), requires_approval: false }
     }
+
+    /// Reads and checks the manifest at `path`: its limits over `defaults`, within
+    /// `ceilings`. The error names the file, the line and the problem.
+    pub fn load(path: &Path, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
+        load(path, defaults, ceilings)
+    }
 }
 
 #[derive(Deserialize)]
@@ -113,8 +119,7 @@ pub fn load(path: &Path, defaults: Limits, ceilings: Ceilings) -> Result<Manifes
 /// Checks manifest text; `path` names the file in errors and anchors relative paths.
 pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
     check(path, text, defaults, ceilings).map_err(|problem| {
-        let kind =
-            LoadErrorKind::Manifest { manifest: path.to_owned(), line: problem.line(text), problem: problem.message };
+        let kind = LoadErrorKind::Manifest { line: problem.line(text), problem: problem.message };
         LoadError::new(path, kind)
     })
 }

@@ -38,8 +38,6 @@ pub(super) fn span_of(text: &str, needle: &str) -> Range<usize> {
 }
 
 /// A size as written in a file: a number of bytes, or text such as `"64 MiB"`.
-#[derive(Deserialize)]
-#[serde(untagged)]
 pub(super) enum Size {
     Bytes(u64),
     Text(String),
@@ -52,6 +50,40 @@ impl Size {
             Size::Text(text) => parse_size(&text),
         }
     }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Size, D::Error> {
+        struct SizeVisitor;
+        impl serde::de::Visitor<'_> for SizeVisitor {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a size: a number of bytes, or text such as \"64 MiB\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, bytes: u64) -> Result<Size, E> {
+                Ok(Size::Bytes(bytes))
+            }
+            fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<Size, E> {
+                u64::try_from(value)
+                    .map(Size::Bytes)
+                    .map_err(|_| E::custom(format!("a size cannot be negative ({value})")))
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Size, E> {
+                Ok(Size::Text(text.to_owned()))
+            }
+        }
+        deserializer.deserialize_any(SizeVisitor)
+    }
+}
+
+/// A size for people: the largest binary unit that divides it, else bytes.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{} {unit}", bytes / size);
+        }
+    }
+    format!("{bytes} bytes")
 }
 
 /// `"64 MiB"`, `"512KiB"`, `"1 MB"`, `"1024"` (bytes).
@@ -107,6 +139,14 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("99999999999999999999999s").unwrap_err().contains("too long"), "refused, not a panic");
+    }
+
+    #[test]
+    fn sizes_print_in_the_largest_exact_unit() {
+        assert_eq!(format_size(2 << 30), "2 GiB");
+        assert_eq!(format_size(1536 << 10), "1536 KiB");
+        assert_eq!(format_size(1000), "1000 bytes");
+        assert_eq!(format_size(0), "0 bytes");
     }
 
     #[test]
