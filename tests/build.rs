@@ -17,7 +17,10 @@ mod guests;
 mod polyglot;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace root").to_owned();
+    // Read at run time, not baked in with env!(): the same compiled build script may run
+    // for another checkout of the workspace sharing the target directory.
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.parent().expect("tests/ sits in the workspace root").to_owned();
     for watched in [
         "example-tools",
         "tests/guests",
@@ -27,7 +30,8 @@ fn main() {
         "xtask/src/polyglot.rs",
         "xtask/src/c_guest.rs",
     ] {
-        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+        // Relative to this package, so cargo checks the files of the checkout it builds.
+        println!("cargo:rerun-if-changed=../{watched}");
     }
     let target_dir = guest_target_dir();
     let fail = |message: String| -> ! {
