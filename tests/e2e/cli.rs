@@ -179,7 +179,25 @@ fn help_lists_the_commands_and_exit_codes() {
     let output = toolhost(&["--help"], None);
     assert!(output.status.success());
     let help = String::from_utf8_lossy(&output.stdout);
-    for expected in ["list", "inspect", "call", "Exit codes", "5 invalid input"] {
+    let codes = [
+        "0 ok",
+        "1 host error (configuration, I/O)",
+        "2 usage error",
+        "3 not found",
+        "4 permission denied",
+        "5 invalid input",
+        "6 invalid output",
+        "7 tool failed",
+        "8 trap",
+        "9 out of fuel",
+        "10 timeout",
+        "11 memory limit",
+        "12 output too large",
+        "13 the host could not run the call",
+        "14 component failed to load",
+    ];
+    let table = format!("Exit codes: {}.", codes.join(", "));
+    for expected in ["list", "inspect", "export", "call", "serve", "new", table.as_str()] {
         assert!(help.contains(expected), "missing {expected:?} in:\n{help}");
     }
 }

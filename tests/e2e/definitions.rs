@@ -73,7 +73,7 @@ async fn mcp_definitions_satisfy_the_specification_schema() {
         }
     }
     let by_name = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
-    assert_eq!(by_name("json.get")["inputSchema"]["properties"]["document"], json!({}), "`true` became `{{}}`");
+    assert_eq!(by_name("json.patch")["inputSchema"]["properties"]["document"], json!({}), "`true` became `{{}}`");
     assert_eq!(by_name("shapes.keep")["inputSchema"]["properties"]["value"], json!({}));
     assert_eq!(by_name("shapes.shout")["inputSchema"]["properties"]["input"]["type"], "string");
     assert_eq!(by_name("shapes.shout").get("outputSchema"), None, "a string output has no outputSchema");

@@ -11,7 +11,8 @@ use toolhost_guest::{ToolError, toolbox};
 #[derive(Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Anything {
-    /// Any JSON value at all (its schema is the boolean `true`).
+    // Undocumented on purpose: a described field's schema is `{"description": …}`, a
+    // bare one's is the boolean `true`.
     value: Value,
 }
 
