@@ -1,7 +1,8 @@
 //! An agent loop over toolhost, as an agent framework would embed it.
 //!
-//! 1. Start a host on a tools directory and export its tools in OpenAI's
-//!    function-calling format (what goes into the model request's `tools`).
+//! 1. Start a host on a tools directory, plus one native Rust tool of the agent's own
+//!    (`agent/remember`, in a layer above the directory's), and export every tool in
+//!    OpenAI's function-calling format (what goes into the model request's `tools`).
 //! 2. Take the model's reply. No model is reachable here, so the replies are scripted,
 //!    in exactly the shape OpenAI's chat completions API returns `tool_calls`.
 //! 3. Execute every tool call of a turn at once with `call_many`, on behalf of the
@@ -10,8 +11,41 @@
 //!
 //! Run: `cargo xtask install-examples tools && cargo run --release -p toolhost --example agent_loop -- tools`
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
-use toolhost::{Caller, ExportFormat, ToolCall, ToolHost};
+use toolhost::{Caller, ExportFormat, Layer, NativeTool, ToolCall, ToolError, ToolHost};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Note {
+    /// What to remember for the rest of the conversation.
+    note: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Remembered {
+    /// How many notes are kept now.
+    notes: usize,
+}
+
+/// A native tool: plain Rust in the agent's process, under the host's policy,
+/// validation, timeout and audit like the sandboxed tools.
+fn remember_tool(notes: Arc<Mutex<Vec<String>>>) -> anyhow::Result<NativeTool> {
+    let tool =
+        NativeTool::typed("agent/remember", "Keeps a note for the rest of the conversation.", move |input: Note| {
+            let notes = notes.clone();
+            async move {
+                if input.note.trim().is_empty() {
+                    return Err(ToolError::InvalidInput("the note is empty".into()));
+                }
+                let mut notes = notes.lock().map_err(|_| ToolError::Failed("the notes are unavailable".into()))?;
+                notes.push(input.note);
+                Ok(Remembered { notes: notes.len() })
+            }
+        })?;
+    Ok(tool)
+}
 
 /// What a model answered, turn by turn: the `message` of a chat completion choice.
 fn scripted_model_turns() -> Vec<Value> {
@@ -24,6 +58,8 @@ fn scripted_model_turns() -> Vec<Value> {
                   "function": { "name": "math__evaluate", "arguments": "{\"expression\": \"(1200 * 1.08) - 96\"}" } },
                 { "id": "call_2", "type": "function",
                   "function": { "name": "text__slugify", "arguments": "{\"text\": \"Quarterly Report: Q3 2026\"}" } },
+                { "id": "call_5", "type": "function",
+                  "function": { "name": "agent__remember", "arguments": "{\"note\": \"the report slug is for Q3\"}" } },
             ]
         }),
         json!({
@@ -62,7 +98,13 @@ fn tool_calls(message: &Value) -> Vec<ToolCall> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let tools_dir = std::env::args().nth(1).unwrap_or_else(|| "tools".into());
-    let host = ToolHost::builder().root(&tools_dir).build().await?;
+    let notes = Arc::new(Mutex::new(Vec::new()));
+    let host = ToolHost::builder()
+        .layer(Layer::native("agent"))
+        .layer(Layer::directory("tools", &tools_dir))
+        .tool("agent", remember_tool(notes.clone())?)
+        .build()
+        .await?;
     for error in host.load_errors() {
         eprintln!("warning: {error}");
     }
@@ -90,5 +132,6 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     println!("\n{} messages in the conversation", conversation.len());
+    println!("notes kept by the native tool: {:?}", notes.lock().map(|notes| notes.clone()).unwrap_or_default());
     Ok(())
 }

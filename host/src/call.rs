@@ -21,8 +21,10 @@ use crate::contract::GuestToolError;
 use crate::error::{CallError, Violation};
 use crate::host::ToolHost;
 use crate::names::NameForm;
+use crate::native::{NativeTool, ToolError};
 use crate::policy::{Approval, ApprovalRequest, Caller};
-use crate::registry::{Snapshot, ToolEntry};
+use crate::registry::component::LoadedComponent;
+use crate::registry::{Snapshot, ToolEntry, ToolSource};
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{self, Operation, Returned};
@@ -169,7 +171,7 @@ impl ToolHost {
     ) -> Result<Value, CallError> {
         let (entry, form) = snapshot.resolve_form(name)?;
         report.tool = Some(entry.full_name.clone());
-        report.component_hash = Some(entry.component.hash.clone());
+        report.component_hash = entry.source.hash().map(str::to_owned);
         let def = entry.def();
         self.check_policy(caller, entry)?;
         let input = tool_input(entry, form, input)?;
@@ -177,8 +179,15 @@ impl ToolHost {
         def.input_schema
             .check(&input)
             .map_err(|violations| CallError::InputInvalid { tool: entry.full_name.clone(), violations })?;
-        let output = self.run_guest(entry, &input, report).await?;
-        check_output(entry, &output, report)
+        let _slot = self.call_slots.acquire().await.map_err(|_| CallError::Host {
+            tool: entry.full_name.clone(),
+            message: "the host is shutting down".into(),
+        })?;
+        let output = match &entry.source {
+            ToolSource::Component { component, .. } => self.run_component(entry, component, &input, report).await?,
+            ToolSource::Native(tool) => run_native(entry, tool, input, report).await?,
+        };
+        check_output(entry, output, report)
     }
 
     fn check_policy(&self, caller: &Caller, entry: &ToolEntry) -> Result<(), CallError> {
@@ -188,7 +197,7 @@ impl ToolHost {
     /// Tools whose manifest sets `requires_approval` run only when the approval hook
     /// says so; without a hook they never run.
     async fn check_approval(&self, caller: &Caller, entry: &ToolEntry, input: &Value) -> Result<(), CallError> {
-        if !entry.component.requires_approval {
+        if !entry.source.requires_approval() {
             return Ok(());
         }
         let Some(approve) = &self.approval else {
@@ -201,18 +210,18 @@ impl ToolHost {
         }
     }
 
-    /// Runs the tool in a fresh sandbox (waiting for a call slot) and returns the output
-    /// text it produced, or its failure in the caller's terms.
-    async fn run_guest(&self, entry: &ToolEntry, input: &Value, report: &mut CallReport) -> Result<String, CallError> {
+    /// Runs a component's tool in a fresh sandbox and returns the output it produced,
+    /// or its failure in the caller's terms.
+    async fn run_component(
+        &self,
+        entry: &ToolEntry,
+        component: &LoadedComponent,
+        input: &Value,
+        report: &mut CallReport,
+    ) -> Result<Produced, CallError> {
         let tool = || entry.full_name.clone();
         let input_text = input.to_string();
         report.input_bytes = input_text.len() as u64;
-        let _slot = self
-            .call_slots
-            .acquire()
-            .await
-            .map_err(|_| CallError::Host { tool: tool(), message: "the host is shutting down".into() })?;
-        let component = &entry.component;
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
         let operation = Operation::Call { tool: &entry.def().name, input: &input_text };
         let run = sandbox::run(
@@ -229,7 +238,7 @@ impl ToolHost {
         report.captured = run.output;
         report.denied_requests = run.denied_requests;
         match run.result? {
-            Returned::Call(Ok(text)) => Ok(text),
+            Returned::Call(Ok(text)) => Ok(Produced::Text(text)),
             Returned::Call(Err(GuestToolError::InvalidInput(reason))) => Err(CallError::InputInvalid {
                 tool: tool(),
                 violations: vec![Violation { pointer: String::new(), reason }],
@@ -239,6 +248,39 @@ impl ToolHost {
                 Err(CallError::Host { tool: tool(), message: "the guest answered a call with a tool list".into() })
             }
         }
+    }
+}
+
+/// What a tool produced, before the output checks.
+enum Produced {
+    /// JSON text, as a toolbox component returns it.
+    Text(String),
+    /// A JSON value, as a native function returns it.
+    Value(Value),
+}
+
+/// Runs a native tool under its time limit. A panic in it is the host's failure to run
+/// the call, never the host's end.
+async fn run_native(
+    entry: &ToolEntry,
+    tool: &NativeTool,
+    input: Value,
+    report: &mut CallReport,
+) -> Result<Produced, CallError> {
+    use futures::FutureExt;
+    let name = || entry.full_name.clone();
+    report.input_bytes = serde_json::to_vec(&input).map_or(0, |bytes| bytes.len() as u64);
+    let limit = tool.limits.timeout;
+    let call = std::panic::AssertUnwindSafe(tool.call(input)).catch_unwind();
+    match tokio::time::timeout(limit, call).await {
+        Err(_elapsed) => Err(CallError::Timeout { tool: name(), limit }),
+        Ok(Err(_panic)) => Err(CallError::Host { tool: name(), message: "the native tool panicked".into() }),
+        Ok(Ok(Ok(output))) => Ok(Produced::Value(output)),
+        Ok(Ok(Err(ToolError::InvalidInput(reason)))) => Err(CallError::InputInvalid {
+            tool: name(),
+            violations: vec![Violation { pointer: String::new(), reason }],
+        }),
+        Ok(Ok(Err(ToolError::Failed(message)))) => Err(CallError::Failed { tool: name(), message }),
     }
 }
 
@@ -268,18 +310,31 @@ fn tool_input(entry: &ToolEntry, form: NameForm, arguments: Value) -> Result<Val
     }
 }
 
-/// The output text as JSON, within the tool's size limit and output schema.
-fn check_output(entry: &ToolEntry, text: &str, report: &mut CallReport) -> Result<Value, CallError> {
+/// The output as JSON, within the tool's size limit and output schema. Text is measured
+/// before it is parsed, so an oversized answer costs no parsing.
+fn check_output(entry: &ToolEntry, produced: Produced, report: &mut CallReport) -> Result<Value, CallError> {
     let tool = || entry.full_name.clone();
-    let limit = entry.component.limits.max_output;
-    report.output_bytes = text.len() as u64;
-    if report.output_bytes > limit {
-        return Err(CallError::OutputTooLarge { tool: tool(), size: report.output_bytes, limit });
-    }
-    let output: Value = serde_json::from_str(text).map_err(|e| CallError::OutputInvalid {
-        tool: tool(),
-        violations: vec![Violation { pointer: String::new(), reason: format!("output is not JSON: {e}") }],
-    })?;
+    let limit = entry.source.limits().max_output;
+    let too_large = |size: u64| CallError::OutputTooLarge { tool: tool(), size, limit };
+    let output = match produced {
+        Produced::Text(text) => {
+            report.output_bytes = text.len() as u64;
+            if report.output_bytes > limit {
+                return Err(too_large(report.output_bytes));
+            }
+            serde_json::from_str(&text).map_err(|e| CallError::OutputInvalid {
+                tool: tool(),
+                violations: vec![Violation { pointer: String::new(), reason: format!("output is not JSON: {e}") }],
+            })?
+        }
+        Produced::Value(value) => {
+            report.output_bytes = serde_json::to_vec(&value).map_or(0, |bytes| bytes.len() as u64);
+            if report.output_bytes > limit {
+                return Err(too_large(report.output_bytes));
+            }
+            value
+        }
+    };
     entry
         .def()
         .output_schema

@@ -331,6 +331,9 @@ pub enum BuildError {
     /// The thread that interrupts guests past their deadline could not start.
     #[error("cannot start the epoch thread: {0}")]
     EpochThread(#[source] std::io::Error),
+    /// A native tool given to the builder cannot be served.
+    #[error("{0}")]
+    NativeTool(#[from] crate::native::NativeToolError),
     /// The audit log file cannot be opened for appending.
     #[error("cannot open the audit log {}: {source}", .path.display())]
     AuditLog {

@@ -13,12 +13,13 @@ use wasmtime::component::Linker;
 
 use crate::audit::{Audit, CallRecord};
 use crate::error::{BuildError, CallError, LoadError};
+use crate::native::{NativeTool, NativeToolError};
 use crate::policy::{ApprovalHook, Caller, Policy};
 use crate::registry::cache::{self, CompileCache};
 use crate::registry::component::{LoadedComponent, Loader};
 use crate::registry::load::{self, LoadProgress, ProgressFn};
 use crate::registry::watch::{self, WatchError, WatchHandle};
-use crate::registry::{Layer, Listing, RegistryChange, Snapshot, ToolDescription};
+use crate::registry::{Layer, Listing, NativeSlot, RegistryChange, Snapshot, ToolDescription};
 use crate::sandbox::engine::{self, EngineSettings, EpochTicker};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::{self, SandboxState};
@@ -64,6 +65,8 @@ pub struct ToolHostBuilder {
     approval: Option<ApprovalHook>,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
+    /// Native tools by the name of their layer.
+    natives: Vec<(String, NativeTool)>,
 }
 
 impl Default for ToolHostBuilder {
@@ -78,6 +81,7 @@ impl Default for ToolHostBuilder {
             approval: None,
             audit_jsonl: None,
             max_concurrent_calls: 64,
+            natives: Vec::new(),
         }
     }
 }
@@ -141,6 +145,14 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Serves a native tool in the layer named `layer` (added with [`Self::layer`], for
+    /// example a [`Layer::native`], in the precedence the embedder chooses). A tool whose
+    /// layer is missing fails the build.
+    pub fn tool(mut self, layer: impl Into<String>, tool: NativeTool) -> Self {
+        self.natives.push((layer.into(), tool));
+        self
+    }
+
     /// Where to cache compiled components (default: the user's cache directory).
     pub fn compile_cache(mut self, setting: CacheSetting) -> Self {
         self.cache = setting;
@@ -160,7 +172,11 @@ impl ToolHostBuilder {
         let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
-        let snapshot = load::build_snapshot(&core, &self.layers, None, self.progress.as_ref()).await;
+        let mut natives = Vec::with_capacity(self.natives.len());
+        for (layer, tool) in self.natives {
+            natives.push(native_slot(&self.layers, &layer, tool, self.defaults).map_err(BuildError::NativeTool)?);
+        }
+        let snapshot = load::build_snapshot(&core, &self.layers, None, natives, self.progress.as_ref()).await;
         let (changes, _) = tokio::sync::broadcast::channel(64);
         Ok(ToolHost {
             core,
@@ -176,6 +192,18 @@ impl ToolHostBuilder {
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
         })
     }
+}
+
+/// A native tool placed in the layer named `layer`, with the host's default limits.
+fn native_slot(
+    layers: &[Layer],
+    layer: &str,
+    tool: NativeTool,
+    defaults: Limits,
+) -> Result<NativeSlot, NativeToolError> {
+    let index =
+        layers.iter().position(|l| l.name == layer).ok_or_else(|| NativeToolError::NoSuchLayer(layer.to_owned()))?;
+    Ok(NativeSlot { layer: index, tool: Arc::new(tool.registered(defaults)) })
 }
 
 /// The compile cache a setting asks for; one that cannot be used only costs compile
@@ -310,8 +338,45 @@ impl ToolHost {
     pub async fn reload(&self) -> RegistryChange {
         let _serialized = self.reload_lock.lock().await;
         let previous = self.snapshot.load_full();
-        let next = load::build_snapshot(&self.core, &self.layers, Some(&previous), self.progress.as_ref()).await;
-        let change = RegistryChange::between(&previous, &next);
+        let next =
+            load::build_snapshot(&self.core, &self.layers, Some(&previous), Vec::new(), self.progress.as_ref()).await;
+        self.publish(&previous, next)
+    }
+
+    /// Serves `tool` in the layer named `layer` from now on, replacing a native tool of
+    /// the same name in that layer. Subscribers and MCP clients hear of the change; calls
+    /// in flight finish on the snapshot they started on.
+    pub async fn add_tool(&self, layer: &str, tool: NativeTool) -> Result<RegistryChange, NativeToolError> {
+        let slot = native_slot(&self.layers, layer, tool, self.core.defaults)?;
+        let _serialized = self.reload_lock.lock().await;
+        let previous = self.snapshot.load_full();
+        let mut parts = previous.parts();
+        let full_name = slot.tool.full_name();
+        parts.natives.retain(|native| !(native.layer == slot.layer && native.tool.full_name() == full_name));
+        parts.natives.push(slot);
+        parts.generation += 1;
+        Ok(self.publish(&previous, Snapshot::build(parts)))
+    }
+
+    /// Stops serving the native tool `full_name` of the layer named `layer`; `None` when
+    /// there is none.
+    pub async fn remove_tool(&self, layer: &str, full_name: &str) -> Option<RegistryChange> {
+        let index = self.layers.iter().position(|l| l.name == layer)?;
+        let _serialized = self.reload_lock.lock().await;
+        let previous = self.snapshot.load_full();
+        let mut parts = previous.parts();
+        let before = parts.natives.len();
+        parts.natives.retain(|native| !(native.layer == index && native.tool.full_name() == full_name));
+        if parts.natives.len() == before {
+            return None;
+        }
+        parts.generation += 1;
+        Some(self.publish(&previous, Snapshot::build(parts)))
+    }
+
+    /// Makes `next` the snapshot calls start on and tells subscribers what changed.
+    fn publish(&self, previous: &Snapshot, next: Snapshot) -> RegistryChange {
+        let change = RegistryChange::between(previous, &next);
         self.snapshot.store(Arc::new(next));
         if !change.is_empty() {
             let _ = self.changes.send(change.clone());

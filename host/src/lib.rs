@@ -41,6 +41,7 @@ mod contract;
 mod error;
 mod host;
 pub mod names;
+mod native;
 mod policy;
 mod registry;
 mod sandbox;
@@ -53,13 +54,14 @@ pub use crate::call::{CallReport, ToolCall};
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, parse_duration, parse_size};
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
 pub use crate::host::{CacheSetting, ListingVersion, ToolHost, ToolHostBuilder};
+pub use crate::native::{NativeTool, NativeToolError, ToolError};
 pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Policy, PolicyRule};
 pub use crate::registry::component::{LoadedComponent, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{
-    ComponentSlot, Conflict, DEFAULT_ROOT, Layer, Listing, Overridden, RegistryChange, Snapshot, ToolDescription,
-    ToolEntry,
+    ComponentSlot, Conflict, DEFAULT_ROOT, Layer, Listing, NativeSlot, Overridden, RegistryChange, Snapshot,
+    SourceKind, ToolDescription, ToolEntry, ToolSource,
 };
 pub use crate::sandbox::engine::EngineSettings;
 pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};

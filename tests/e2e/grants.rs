@@ -150,7 +150,7 @@ async fn config_values_reach_only_their_component_and_never_the_log() {
     assert_eq!(report.outcome, Ok(json!({ "value": "sk-very-secret" })));
     assert_eq!(host.call("hostile/config", json!({ "name": "missing" })).await.unwrap(), json!({ "value": null }));
     assert_eq!(host.call("other/config", json!({ "name": "api_key" })).await.unwrap(), json!({ "value": null }));
-    let component = &host.snapshot().tools["hostile/config"].component;
+    let component = host.snapshot().tools["hostile/config"].source.component().unwrap().clone();
     assert!(!format!("{component:?}").contains("sk-very-secret"), "Debug output must not show config values");
     assert!(!format!("{:?}", component.grants).contains("sk-very-secret"));
 }

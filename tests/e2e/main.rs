@@ -11,5 +11,6 @@ mod languages;
 mod limits;
 mod load_errors;
 mod mcp;
+mod native;
 mod registry;
 mod scaffold;

@@ -10,7 +10,7 @@ use toolhost::{CacheSetting, CallError, Layer, ToolHost};
 use toolhost_tests::{ToolsDir, component, next_change, with_custom_section, write_atomically};
 
 fn layer(name: &str, tools: &ToolsDir, stdlib: bool) -> Layer {
-    Layer { name: name.into(), root: tools.path().to_owned(), stdlib }
+    Layer { name: name.into(), root: Some(tools.path().to_owned()), stdlib }
 }
 
 #[tokio::test]
@@ -29,17 +29,17 @@ async fn a_higher_layer_shadows_a_lower_one_and_says_so() {
         .unwrap();
     let snapshot = host.snapshot();
     let echo = &snapshot.tools["util/echo"];
-    assert_eq!(echo.component.path, project_file);
+    assert_eq!(echo.source.file().unwrap(), project_file);
     assert_eq!(snapshot.layers[echo.layer].name, "project");
     assert_eq!(echo.overrides.len(), 1);
     assert_eq!(echo.overrides[0].layer, "stdlib");
-    assert_eq!(echo.overrides[0].path, stdlib_file);
+    assert_eq!(echo.overrides[0].origin, stdlib_file.display().to_string());
 
     // Bare names reach the stdlib layer; an overridden stdlib name reaches the override.
     assert_eq!(host.call("add", json!({ "numbers": [1, 2] })).await.unwrap(), json!({ "value": 3.0 }));
     let report = host.call_detailed("echo", json!({ "x": 1 })).await;
     assert_eq!(report.tool.as_deref(), Some("util/echo"));
-    assert_eq!(report.component_hash.as_deref(), Some(echo.component.hash.as_str()));
+    assert_eq!(report.component_hash.as_deref(), echo.source.hash());
     // Bare names of tools only in a non-stdlib layer do not resolve.
     let project_only = ToolsDir::new();
     project_only.install("text", "words", "text");
@@ -61,9 +61,12 @@ async fn two_components_of_one_layer_with_one_name_is_a_reported_conflict() {
     let second = tools.write("util", "b-second.wasm", &with_custom_section(&bytes, "copy", b"2"));
     let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
     let snapshot = host.snapshot();
-    assert_eq!(snapshot.tools["util/echo"].component.path, first, "the first file by name keeps the tool");
+    assert_eq!(snapshot.tools["util/echo"].source.file().unwrap(), first, "the first file by name keeps the tool");
     let conflict = snapshot.conflicts.iter().find(|c| c.full_name == "util/echo").expect("conflict reported");
-    assert_eq!((conflict.kept.clone(), conflict.ignored.clone()), (first, second));
+    assert_eq!(
+        (conflict.kept.clone(), conflict.ignored.clone()),
+        (first.display().to_string(), second.display().to_string())
+    );
     assert_eq!(snapshot.conflicts.len(), snapshot.tools.len(), "every tool of the second component conflicts");
 }
 
@@ -92,9 +95,9 @@ async fn the_compile_cache_serves_a_restart_and_survives_corruption() {
         || ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Dir(cache.path().to_owned())).build();
 
     let first = build().await.unwrap();
-    assert!(!first.snapshot().tools["text/slugify"].component.from_cache, "first load compiles");
+    assert!(!first.snapshot().tools["text/slugify"].source.component().unwrap().from_cache, "first load compiles");
     let second = build().await.unwrap();
-    let cached = &second.snapshot().tools["text/slugify"].component;
+    let cached = second.snapshot().tools["text/slugify"].source.component().unwrap().clone();
     assert!(cached.from_cache, "a restart loads native code from the cache");
     assert_eq!(second.call("text/slugify", json!({ "text": "A B" })).await.unwrap(), json!({ "slug": "a-b" }));
 
@@ -112,10 +115,16 @@ async fn the_compile_cache_serves_a_restart_and_survives_corruption() {
     }
     assert_eq!(entries, 1);
     let third = build().await.unwrap();
-    assert!(!third.snapshot().tools["text/slugify"].component.from_cache, "a corrupt entry is recompiled, not trusted");
+    assert!(
+        !third.snapshot().tools["text/slugify"].source.component().unwrap().from_cache,
+        "a corrupt entry is recompiled, not trusted"
+    );
     assert_eq!(third.call("text/slugify", json!({ "text": "C D" })).await.unwrap(), json!({ "slug": "c-d" }));
     let fourth = build().await.unwrap();
-    assert!(fourth.snapshot().tools["text/slugify"].component.from_cache, "and the cache is whole again");
+    assert!(
+        fourth.snapshot().tools["text/slugify"].source.component().unwrap().from_cache,
+        "and the cache is whole again"
+    );
 }
 
 #[tokio::test]
@@ -134,11 +143,11 @@ async fn hot_reload_adds_changes_breaks_renames_and_removes() {
     assert_eq!(host.call("math/slugify", json!({ "text": "x y" })).await.unwrap(), json!({ "slug": "x-y" }));
 
     // Change: new bytes for the same file.
-    let before = host.snapshot().tools["math/slugify"].component.hash.clone();
+    let before = host.snapshot().tools["math/slugify"].source.hash().unwrap().to_owned();
     write_atomically(&tools.path().join("math/text.wasm"), &with_custom_section(&text_bytes, "v", b"2"));
     let change = next_change(&mut changes, 20).await;
     assert!(change.changed.contains(&"math/slugify".to_owned()), "{change:?}");
-    assert_ne!(host.snapshot().tools["math/slugify"].component.hash, before);
+    assert_ne!(host.snapshot().tools["math/slugify"].source.hash().unwrap(), before);
 
     // Broken: the last good version keeps serving, and the error is reported.
     write_atomically(&tools.path().join("math/text.wasm"), b"\0asm\x0d\0\x01\0garbage");

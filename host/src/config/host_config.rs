@@ -206,7 +206,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         if layers.iter().any(|l| l.name == layer.name) {
             return Err(Problem::at(span, format!("layer `{}` is defined twice", layer.name)));
         }
-        layers.push(Layer { name: layer.name, root: base.join(layer.root), stdlib: layer.stdlib });
+        layers.push(Layer { name: layer.name, root: Some(base.join(layer.root)), stdlib: layer.stdlib });
     }
     let cache = match (raw.cache.enabled, raw.cache.dir) {
         (Some(false), _) => CacheSetting::Disabled,
@@ -250,10 +250,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             config.layers,
-            vec![
-                Layer { name: "project".into(), root: "/etc/toolhost/tools".into(), stdlib: false },
-                Layer { name: "stdlib".into(), root: "/usr/share/stdlib".into(), stdlib: true },
-            ]
+            vec![Layer::directory("project", "/etc/toolhost/tools"), Layer::stdlib("/usr/share/stdlib".into()),]
         );
         assert_eq!(config.defaults.timeout, Duration::from_secs(2));
         assert_eq!(config.engine.max_memory, 512 << 20);

@@ -1,7 +1,5 @@
 //! What a reload changed, for subscribers and MCP clients.
 
-use std::sync::Arc;
-
 use crate::error::LoadError;
 use crate::registry::Snapshot;
 
@@ -12,7 +10,8 @@ pub struct RegistryChange {
     pub added: Vec<String>,
     /// Names served before and not now.
     pub removed: Vec<String>,
-    /// Served by another component version, file or layer than before.
+    /// Served by another implementation (component version, file, native tool) or
+    /// layer than before.
     pub changed: Vec<String>,
     /// Load errors that are new in this reload (the last good version, if any, still
     /// serves).
@@ -26,9 +25,7 @@ impl RegistryChange {
         for (name, entry) in &new.tools {
             match old.tools.get(name) {
                 None => change.added.push(name.clone()),
-                Some(before) if !Arc::ptr_eq(&before.component, &entry.component) || before.index != entry.index => {
-                    change.changed.push(name.clone())
-                }
+                Some(before) if !before.source.same_as(&entry.source) => change.changed.push(name.clone()),
                 Some(_) => {}
             }
         }

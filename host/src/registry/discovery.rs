@@ -22,11 +22,12 @@ pub struct Discovered {
 pub fn discover(layer_index: usize, layer: &Layer) -> (Vec<Discovered>, Vec<LoadError>) {
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    let namespaces = match sorted_entries(&layer.root) {
+    let Some(root) = &layer.root else { return (found, errors) };
+    let namespaces = match sorted_entries(root) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (found, errors),
         Err(e) => {
-            errors.push(LoadError::new(&layer.root, LoadErrorKind::Io(e.to_string())));
+            errors.push(LoadError::new(root, LoadErrorKind::Io(e.to_string())));
             return (found, errors);
         }
     };

@@ -1,11 +1,12 @@
 //! How a served tool, and everything served, look to those who list them: agents
 //! ([`ToolDescription`]) and operators ([`Listing`], the JSON of `toolhost list`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::error::LoadError;
+use crate::registry::source::SourceKind;
 use crate::registry::{Conflict, Layer, Overridden, Snapshot, ToolEntry};
 
 /// A tool as it is listed: what it does, its schemas as declared, and where it comes
@@ -24,11 +25,13 @@ pub struct ToolDescription {
     pub requires_approval: bool,
     /// The layer serving the tool.
     pub layer: String,
-    /// The component file serving the tool.
-    pub file: PathBuf,
-    /// BLAKE3 of the component's bytes, hex (`hash` in JSON).
+    /// What kind of implementation answers it.
+    pub source: SourceKind,
+    /// The component file serving the tool (none for a native tool).
+    pub file: Option<PathBuf>,
+    /// BLAKE3 of the component's bytes, hex (`hash` in JSON; none for a native tool).
     #[serde(rename = "hash")]
-    pub component_hash: String,
+    pub component_hash: Option<String>,
     /// Lower layers' tools of the same name that this one shadows.
     pub overrides: Vec<Overridden>,
 }
@@ -42,10 +45,11 @@ impl ToolDescription {
             description: def.description.clone(),
             input_schema: def.input_schema.json().clone(),
             output_schema: def.output_schema.json().clone(),
-            requires_approval: entry.component.requires_approval,
+            requires_approval: entry.source.requires_approval(),
             layer: snapshot.layers[entry.layer].name.clone(),
-            file: entry.component.path.clone(),
-            component_hash: entry.component.hash.clone(),
+            source: entry.source.kind(),
+            file: entry.source.file().map(Path::to_owned),
+            component_hash: entry.source.hash().map(str::to_owned),
             overrides: entry.overrides.clone(),
         }
     }

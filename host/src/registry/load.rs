@@ -13,7 +13,7 @@ use crate::config::{Manifest, load_manifest};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::host::Core;
 use crate::registry::component::LoadedComponent;
-use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, Snapshot};
+use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, NativeSlot, Parts, Snapshot};
 
 /// Progress of a (re)load, for operators watching a slow start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,12 +29,14 @@ pub enum LoadProgress {
 
 pub(crate) type ProgressFn = Arc<dyn Fn(LoadProgress) + Send + Sync>;
 
-/// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots and the
-/// last good versions of files that now fail.
+/// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots, the
+/// last good versions of files that now fail, and its native tools; without it (the
+/// first snapshot) the native tools are `natives`.
 pub(crate) async fn build_snapshot(
     core: &Arc<Core>,
     layers: &[Layer],
     previous: Option<&Snapshot>,
+    natives: Vec<NativeSlot>,
     progress: Option<&ProgressFn>,
 ) -> Snapshot {
     let mut discovered = Vec::new();
@@ -48,8 +50,13 @@ pub(crate) async fn build_snapshot(
     for (order, slot) in load_changed(core, to_load, progress).await {
         slots[order] = Some(slot);
     }
-    let generation = previous.map_or(0, |snapshot| snapshot.generation + 1);
-    Snapshot::build(generation, layers.to_vec(), slots.into_iter().flatten().collect(), discovery_errors)
+    Snapshot::build(Parts {
+        generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
+        layers: layers.to_vec(),
+        components: slots.into_iter().flatten().collect(),
+        natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
+        discovery_errors,
+    })
 }
 
 /// A component file that needs loading: its place among the slots, what was found, its

@@ -10,6 +10,7 @@ use crate::names;
 
 /// What merging needs to know of one loaded component (in layer order, highest first,
 /// then file order).
+#[derive(Clone)]
 pub(super) struct Offer<'a> {
     pub layer: usize,
     pub namespace: &'a str,

@@ -15,6 +15,7 @@ mod listing;
 pub(crate) mod load;
 mod merge;
 mod snapshot;
+mod source;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
@@ -22,15 +23,18 @@ use std::path::PathBuf;
 pub use change::RegistryChange;
 pub(crate) use discovery::{Discovered, Fingerprint, discover};
 pub use listing::{Listing, ToolDescription};
-pub use snapshot::{ComponentSlot, Conflict, Overridden, Snapshot, ToolEntry};
+pub(crate) use snapshot::Parts;
+pub use snapshot::{ComponentSlot, Conflict, NativeSlot, Overridden, Snapshot, ToolEntry};
+pub use source::{SourceKind, ToolSource};
 
 /// One directory root and its place in the precedence order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Layer {
     /// A short name shown to operators, e.g. `project`, `org`, `stdlib`.
     pub name: String,
-    /// The directory holding `<namespace>/<component>.wasm`.
-    pub root: PathBuf,
+    /// The directory holding `<namespace>/<component>.wasm`; none for a layer that holds
+    /// only native tools.
+    pub root: Option<PathBuf>,
     /// Tools of a stdlib layer are also callable by their bare name.
     pub stdlib: bool,
 }
@@ -44,11 +48,22 @@ impl Layer {
     /// `layer2`, ….
     pub fn for_root(position: usize, root: PathBuf) -> Layer {
         let name = if position == 0 { "project".to_owned() } else { format!("layer{position}") };
-        Layer { name, root, stdlib: false }
+        Layer { name, root: Some(root), stdlib: false }
+    }
+
+    /// A layer of directory `root` named `name`.
+    pub fn directory(name: impl Into<String>, root: impl Into<PathBuf>) -> Layer {
+        Layer { name: name.into(), root: Some(root.into()), stdlib: false }
     }
 
     /// The stdlib layer: below all others, its tools also callable by bare name.
     pub fn stdlib(root: PathBuf) -> Layer {
-        Layer { name: "stdlib".to_owned(), root, stdlib: true }
+        Layer { name: "stdlib".to_owned(), root: Some(root), stdlib: true }
+    }
+
+    /// A layer without a directory, for native tools
+    /// ([`ToolHost::add_tool`](crate::ToolHost::add_tool)).
+    pub fn native(name: impl Into<String>) -> Layer {
+        Layer { name: name.into(), root: None, stdlib: false }
     }
 }

@@ -1,5 +1,5 @@
-//! The immutable view of everything served: the tools of every loaded component merged
-//! by layer precedence, and what changed between two views.
+//! The immutable view of everything served: the tools of every loaded component and
+//! native tool, merged by layer precedence.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use crate::error::{CallError, LoadError};
 use crate::names::{self, NameForm};
+use crate::native::NativeTool;
 use crate::registry::Layer;
 use crate::registry::component::{LoadedComponent, ToolDef};
 use crate::registry::discovery::Fingerprint;
 use crate::registry::merge::{Offer, merge};
+use crate::registry::source::{SourceKind, ToolSource};
 
 /// A component file of a root: the version being served, and why its current file is
 /// not (a failed load keeps the last good version serving).
@@ -33,52 +35,62 @@ pub struct ComponentSlot {
     pub error: Option<LoadError>,
 }
 
-/// A tool as served: which component answers it, from which layer, and what it hides.
+/// A tool as served: what answers it, from which layer, and what it hides.
 #[derive(Debug, Clone)]
 pub struct ToolEntry {
     /// `namespace/tool`.
     pub full_name: String,
-    /// The namespace directory of its component.
+    /// The namespace it is served in.
     pub namespace: String,
-    /// The component that answers it.
-    pub component: Arc<LoadedComponent>,
-    /// Index of the tool in `component.tools`.
-    pub index: usize,
+    /// What answers its calls.
+    pub source: ToolSource,
     /// Index of its layer in [`Snapshot::layers`].
     pub layer: usize,
-    /// Components of lower layers whose tool of the same full name this one shadows.
+    /// Lower layers' tools of the same full name that this one shadows.
     pub overrides: Vec<Overridden>,
 }
 
 impl ToolEntry {
-    /// The tool's definition in its component.
+    /// The tool's definition.
     pub fn def(&self) -> &ToolDef {
-        &self.component.tools[self.index]
+        self.source.def()
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 /// A lower layer's tool that a served tool shadows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Overridden {
     /// The lower layer's name.
     pub layer: String,
-    /// The shadowed component file.
-    pub path: PathBuf,
-    /// BLAKE3 of the shadowed component, hex.
-    pub hash: String,
+    /// What the shadowed tool is.
+    pub source: SourceKind,
+    /// Where it comes from: its component file, or `native`.
+    pub origin: String,
+    /// BLAKE3 of the shadowed component, hex (none for a native tool).
+    pub hash: Option<String>,
 }
 
-/// Two components of one layer export the same full name.
+/// Two tools of one layer have the same full name.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Conflict {
-    /// The name both export.
+    /// The name both have.
     pub full_name: String,
     /// The layer both are in.
     pub layer: String,
-    /// The component that serves the name (its file name sorts first).
-    pub kept: PathBuf,
-    /// The component whose tool of that name is not served.
-    pub ignored: PathBuf,
+    /// Where the served one comes from (component files sort first, by name, then
+    /// native tools).
+    pub kept: String,
+    /// Where the one not served comes from.
+    pub ignored: String,
+}
+
+/// A native tool registered in a layer.
+#[derive(Debug, Clone)]
+pub struct NativeSlot {
+    /// Index of its layer in [`Snapshot::layers`].
+    pub layer: usize,
+    /// The tool.
+    pub tool: Arc<NativeTool>,
 }
 
 /// An immutable view of everything served. Calls hold an `Arc` to the snapshot they
@@ -86,7 +98,7 @@ pub struct Conflict {
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// Counts the snapshots a host published: 0 for the first, then one more per
-    /// reload. A cache of anything derived from a snapshot is keyed by it.
+    /// reload or registration. A cache of anything derived from a snapshot is keyed by it.
     pub generation: u64,
     /// The layers, highest precedence first.
     pub layers: Vec<Layer>,
@@ -97,51 +109,52 @@ pub struct Snapshot {
     pub bare_names: HashMap<String, String>,
     /// Every component file found, loaded or not.
     pub components: Vec<ComponentSlot>,
-    /// Names two components of one layer both export.
+    /// Every native tool registered, by layer and name.
+    pub natives: Vec<NativeSlot>,
+    /// Names two tools of one layer both have.
     pub conflicts: Vec<Conflict>,
     /// Problems found while discovering (bad names, unreadable directories).
     pub discovery_errors: Vec<LoadError>,
 }
 
+/// What a snapshot is made of, before merging.
+pub(crate) struct Parts {
+    pub generation: u64,
+    pub layers: Vec<Layer>,
+    pub components: Vec<ComponentSlot>,
+    pub natives: Vec<NativeSlot>,
+    pub discovery_errors: Vec<LoadError>,
+}
+
 impl Snapshot {
-    /// Merges loaded components, given in layer order (highest first) and file order;
-    /// [`merge`] decides precedence.
-    pub fn build(
-        generation: u64,
-        layers: Vec<Layer>,
-        components: Vec<ComponentSlot>,
-        discovery_errors: Vec<LoadError>,
-    ) -> Snapshot {
-        let loaded: Vec<(&ComponentSlot, &Arc<LoadedComponent>)> =
-            components.iter().filter_map(|slot| slot.loaded.as_ref().map(|component| (slot, component))).collect();
-        let offers: Vec<Offer<'_>> = loaded
-            .iter()
-            .map(|(slot, component)| Offer {
-                layer: slot.layer,
-                namespace: &slot.namespace,
-                tools: component.tools.iter().map(|tool| tool.name.as_str()).collect(),
-            })
-            .collect();
+    /// Merges loaded components and native tools by layer (highest first; in a layer,
+    /// component files by name, then native tools by name); [`merge`] decides
+    /// precedence.
+    pub(crate) fn build(parts: Parts) -> Snapshot {
+        let Parts { generation, layers, components, mut natives, discovery_errors } = parts;
+        natives.sort_by(|a, b| (a.layer, a.tool.full_name()).cmp(&(b.layer, b.tool.full_name())));
+        let offered = offered(&layers, &components, &natives);
+        let offers: Vec<Offer<'_>> = offered.iter().map(|(offer, _)| offer.clone()).collect();
         let merged = merge(&offers, |layer| layers[layer].stdlib);
+        let source = |offer: usize, tool: usize| offered[offer].1(tool);
         let overridden = |offer: usize| {
-            let (slot, component) = loaded[offer];
+            let source = source(offer, 0);
             Overridden {
-                layer: layers[slot.layer].name.clone(),
-                path: component.path.clone(),
-                hash: component.hash.clone(),
+                layer: layers[offers[offer].layer].name.clone(),
+                source: source.kind(),
+                origin: source.origin(),
+                hash: source.hash().map(str::to_owned),
             }
         };
         let tools: BTreeMap<String, ToolEntry> = merged
             .winners
             .into_iter()
             .map(|(full_name, winner)| {
-                let (slot, component) = loaded[winner.offer];
                 let entry = ToolEntry {
                     full_name: full_name.clone(),
-                    namespace: slot.namespace.clone(),
-                    component: component.clone(),
-                    index: winner.tool,
-                    layer: slot.layer,
+                    namespace: offers[winner.offer].namespace.to_owned(),
+                    source: source(winner.offer, winner.tool),
+                    layer: offers[winner.offer].layer,
                     overrides: winner.shadows.into_iter().map(overridden).collect(),
                 };
                 (full_name, entry)
@@ -152,14 +165,27 @@ impl Snapshot {
             .into_iter()
             .map(|(full_name, kept, ignored)| Conflict {
                 full_name,
-                layer: layers[loaded[kept].0.layer].name.clone(),
-                kept: loaded[kept].1.path.clone(),
-                ignored: loaded[ignored].1.path.clone(),
+                layer: layers[offers[kept].layer].name.clone(),
+                kept: source(kept, 0).origin(),
+                ignored: source(ignored, 0).origin(),
             })
             .collect();
         log_shadowing(&layers, &tools, &conflicts);
         let bare_names = merged.bare_names;
-        Snapshot { generation, layers, tools, bare_names, components, conflicts, discovery_errors }
+        drop(offers);
+        drop(offered);
+        Snapshot { generation, layers, tools, bare_names, components, natives, conflicts, discovery_errors }
+    }
+
+    /// The parts of this snapshot, to build the next one from.
+    pub(crate) fn parts(&self) -> Parts {
+        Parts {
+            generation: self.generation,
+            layers: self.layers.clone(),
+            components: self.components.clone(),
+            natives: self.natives.clone(),
+            discovery_errors: self.discovery_errors.clone(),
+        }
     }
 
     /// Finds a tool by full name, by bare name for the stdlib layer, or by an exported
@@ -214,6 +240,35 @@ impl Snapshot {
     }
 }
 
+type SourceOf<'a> = Box<dyn Fn(usize) -> ToolSource + 'a>;
+
+/// Every loaded component and native tool as an offer to [`merge`], in precedence
+/// order, with how to make the [`ToolSource`] of its `n`-th tool.
+fn offered<'a>(
+    layers: &[Layer],
+    components: &'a [ComponentSlot],
+    natives: &'a [NativeSlot],
+) -> Vec<(Offer<'a>, SourceOf<'a>)> {
+    let mut offered: Vec<(Offer<'a>, SourceOf<'a>)> = Vec::new();
+    for layer in 0..layers.len() {
+        for slot in components.iter().filter(|slot| slot.layer == layer) {
+            let Some(component) = &slot.loaded else { continue };
+            let offer = Offer {
+                layer,
+                namespace: &slot.namespace,
+                tools: component.tools.iter().map(|tool| tool.name.as_str()).collect(),
+            };
+            let source = move |index| ToolSource::Component { component: component.clone(), index };
+            offered.push((offer, Box::new(source)));
+        }
+        for native in natives.iter().filter(|native| native.layer == layer) {
+            let offer = Offer { layer, namespace: &native.tool.namespace, tools: vec![native.tool.def.name.as_str()] };
+            offered.push((offer, Box::new(move |_| ToolSource::Native(native.tool.clone()))));
+        }
+    }
+    offered
+}
+
 /// Every shadowing and conflict is worth a line in the operator's log.
 fn log_shadowing(layers: &[Layer], tools: &BTreeMap<String, ToolEntry>, conflicts: &[Conflict]) {
     for entry in tools.values() {
@@ -221,8 +276,8 @@ fn log_shadowing(layers: &[Layer], tools: &BTreeMap<String, ToolEntry>, conflict
             tracing::warn!(
                 tool = %entry.full_name,
                 layer = %layers[entry.layer].name,
-                path = %entry.component.path.display(),
-                shadows = %overridden.path.display(),
+                origin = %entry.source.origin(),
+                shadows = %overridden.origin,
                 shadowed_layer = %overridden.layer,
                 "tool shadows a lower layer's tool of the same name"
             );
@@ -232,8 +287,8 @@ fn log_shadowing(layers: &[Layer], tools: &BTreeMap<String, ToolEntry>, conflict
         tracing::warn!(
             tool = %conflict.full_name,
             layer = %conflict.layer,
-            kept = %conflict.kept.display(),
-            ignored = %conflict.ignored.display(),
+            kept = %conflict.kept,
+            ignored = %conflict.ignored,
             "two components of one layer export the same tool; the first file by name keeps it"
         );
     }

@@ -138,7 +138,7 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
         }
     })
     .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
-    let roots: Vec<PathBuf> = host.layers().iter().map(|layer| layer.root.clone()).collect();
+    let roots: Vec<PathBuf> = host.layers().iter().filter_map(|layer| layer.root.clone()).collect();
     let mut watched = HashMap::new();
     refresh_watches(&mut watcher, &roots, &mut watched)?;
 

@@ -1,0 +1,111 @@
+//! What answers a served tool's calls: a component (through the toolbox contract or its
+//! plain typed exports) or a native Rust function. The call pipeline dispatches on it;
+//! everything before and after dispatch is the same for every kind.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::native::NativeTool;
+use crate::registry::component::{LoadedComponent, ToolDef};
+use crate::sandbox::limits::Limits;
+
+/// The implementation behind a tool.
+#[derive(Debug, Clone)]
+pub enum ToolSource {
+    /// Tool `index` of a component file.
+    Component {
+        /// The component.
+        component: Arc<LoadedComponent>,
+        /// Index of the tool in `component.tools`.
+        index: usize,
+    },
+    /// A native tool the embedder registered.
+    Native(Arc<NativeTool>),
+}
+
+/// The kinds of [`ToolSource`], as listings show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A component exporting the `toolhost:tool/toolbox` contract.
+    Component,
+    /// A native Rust tool.
+    Native,
+}
+
+impl ToolSource {
+    /// The tool's definition.
+    pub fn def(&self) -> &ToolDef {
+        match self {
+            ToolSource::Component { component, index } => &component.tools[*index],
+            ToolSource::Native(tool) => &tool.def,
+        }
+    }
+
+    /// Which kind of implementation answers.
+    pub fn kind(&self) -> SourceKind {
+        match self {
+            ToolSource::Component { .. } => SourceKind::Component,
+            ToolSource::Native(_) => SourceKind::Native,
+        }
+    }
+
+    /// The component, for tools that have one.
+    pub fn component(&self) -> Option<&Arc<LoadedComponent>> {
+        match self {
+            ToolSource::Component { component, .. } => Some(component),
+            ToolSource::Native(_) => None,
+        }
+    }
+
+    /// The component file, for tools that have one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ToolSource::Component { component, .. } => Some(&component.path),
+            ToolSource::Native(_) => None,
+        }
+    }
+
+    /// The content hash of the component, for tools that have one.
+    pub fn hash(&self) -> Option<&str> {
+        match self {
+            ToolSource::Component { component, .. } => Some(&component.hash),
+            ToolSource::Native(_) => None,
+        }
+    }
+
+    /// Per-call limits (for native tools only the timeout and output size apply).
+    pub fn limits(&self) -> &Limits {
+        match self {
+            ToolSource::Component { component, .. } => &component.limits,
+            ToolSource::Native(tool) => &tool.limits,
+        }
+    }
+
+    /// Calls must pass the host's approval hook first.
+    pub fn requires_approval(&self) -> bool {
+        match self {
+            ToolSource::Component { component, .. } => component.requires_approval,
+            ToolSource::Native(tool) => tool.requires_approval,
+        }
+    }
+
+    /// Where it comes from, for operators: the file, or `native`.
+    pub fn origin(&self) -> String {
+        match self.file() {
+            Some(path) => path.display().to_string(),
+            None => "native".to_owned(),
+        }
+    }
+
+    /// Whether both are the same implementation of the same tool (a reload that kept it).
+    pub fn same_as(&self, other: &ToolSource) -> bool {
+        match (self, other) {
+            (ToolSource::Component { component: a, index: i }, ToolSource::Component { component: b, index: j }) => {
+                Arc::ptr_eq(a, b) && i == j
+            }
+            (ToolSource::Native(a), ToolSource::Native(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
