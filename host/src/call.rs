@@ -23,7 +23,7 @@ use crate::host::ToolHost;
 use crate::names::NameForm;
 use crate::native::{NativeTool, ToolError};
 use crate::policy::{Approval, ApprovalRequest, Caller};
-use crate::registry::component::LoadedComponent;
+use crate::registry::component::{ComponentCode, LoadedComponent};
 use crate::registry::{Snapshot, ToolEntry, ToolSource};
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
@@ -184,7 +184,9 @@ impl ToolHost {
             message: "the host is shutting down".into(),
         })?;
         let output = match &entry.source {
-            ToolSource::Component { component, .. } => self.run_component(entry, component, &input, report).await?,
+            ToolSource::Component { component, index } => {
+                self.run_component(entry, component, *index, &input, report).await?
+            }
             ToolSource::Native(tool) => run_native(entry, tool, input, report).await?,
         };
         check_output(entry, output, report)
@@ -216,23 +218,27 @@ impl ToolHost {
         &self,
         entry: &ToolEntry,
         component: &LoadedComponent,
+        index: usize,
         input: &Value,
         report: &mut CallReport,
     ) -> Result<Produced, CallError> {
         let tool = || entry.full_name.clone();
-        let input_text = input.to_string();
-        report.input_bytes = input_text.len() as u64;
+        let input_text;
+        let operation = match &component.code {
+            ComponentCode::Toolbox(pre) => {
+                input_text = input.to_string();
+                report.input_bytes = input_text.len() as u64;
+                Operation::Call { pre, tool: &entry.def().name, input: &input_text }
+            }
+            ComponentCode::Plain { pre, functions } => {
+                let function = &functions[index];
+                report.input_bytes = serde_json::to_vec(input).map_or(0, |bytes| bytes.len() as u64);
+                let params = function.params(&entry.full_name, input)?;
+                Operation::Invoke { pre, export: &function.export, params, results: function.result_count() }
+            }
+        };
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
-        let operation = Operation::Call { tool: &entry.def().name, input: &input_text };
-        let run = sandbox::run(
-            &self.core.engine,
-            &component.pre,
-            label,
-            &component.limits,
-            component.grants.clone(),
-            operation,
-        )
-        .await;
+        let run = sandbox::run(&self.core.engine, label, &component.limits, component.grants.clone(), operation).await;
         report.fuel_consumed = run.fuel_consumed;
         log_captured(&entry.full_name, &run.output);
         report.captured = run.output;
@@ -244,6 +250,10 @@ impl ToolHost {
                 violations: vec![Violation { pointer: String::new(), reason }],
             }),
             Returned::Call(Err(GuestToolError::Failed(message))) => Err(CallError::Failed { tool: tool(), message }),
+            Returned::Values(values) => match component.plain_function(index) {
+                Some(function) => function.output(&entry.full_name, &values).map(Produced::Value),
+                None => Err(CallError::Host { tool: tool(), message: "values from a toolbox component".into() }),
+            },
             Returned::Tools(_) => {
                 Err(CallError::Host { tool: tool(), message: "the guest answered a call with a tool list".into() })
             }

@@ -242,6 +242,10 @@ impl fmt::Display for Violations<'_> {
     }
 }
 
+fn skipped_exports(skipped: &[crate::plain::SkippedExport]) -> String {
+    skipped.iter().map(|s| format!("; `{}`: {}", s.export, s.reason)).collect()
+}
+
 fn suggest(suggestions: &[String]) -> String {
     if suggestions.is_empty() {
         String::new()
@@ -298,8 +302,11 @@ pub enum LoadErrorKind {
     )]
     IncompatibleContract { wanted: String, supported: Vec<String> },
 
-    #[error("does not export a toolhost toolbox (expected an export named `{expected}`)")]
-    NoToolbox { expected: String },
+    #[error(
+        "offers no tools: it exports neither the `toolhost:tool/toolbox` contract nor a function that can be a tool{}",
+        skipped_exports(.skipped)
+    )]
+    NoTools { skipped: Vec<crate::plain::SkippedExport> },
 
     #[error("cannot be instantiated: {0}")]
     Link(String),

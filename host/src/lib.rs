@@ -42,6 +42,7 @@ mod error;
 mod host;
 pub mod names;
 mod native;
+mod plain;
 mod policy;
 mod registry;
 mod sandbox;
@@ -55,8 +56,9 @@ pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, parse
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
 pub use crate::host::{CacheSetting, ListingVersion, ToolHost, ToolHostBuilder};
 pub use crate::native::{NativeTool, NativeToolError, ToolError};
+pub use crate::plain::{PlainFunction, SkippedExport};
 pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Policy, PolicyRule};
-pub use crate::registry::component::{LoadedComponent, ToolDef};
+pub use crate::registry::component::{Contract, LoadedComponent, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{

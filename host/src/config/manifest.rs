@@ -22,6 +22,9 @@
 //!
 //! [policy]
 //! requires_approval = false
+//!
+//! [tools.get-weather]      # settings of one tool
+//! description = "Current weather for a city, in metric units."
 //! ```
 
 use std::collections::BTreeMap;
@@ -33,6 +36,7 @@ use toml::Spanned;
 use crate::config::limits::RawLimits;
 use crate::config::units::{Problem, span_of};
 use crate::error::{LoadError, LoadErrorKind};
+use crate::names;
 use crate::sandbox::grants::{FileGrant, Grants};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
@@ -46,13 +50,21 @@ pub struct Manifest {
     pub grants: Grants,
     /// Calls must pass the host's approval hook first.
     pub requires_approval: bool,
+    /// Descriptions the operator gives tools (`[tools.NAME] description`), over the
+    /// component's own.
+    pub descriptions: BTreeMap<String, String>,
 }
 
 impl Manifest {
     /// The decisions for a component without a manifest: host defaults, nothing
     /// granted.
     pub fn default_for(defaults: Limits) -> Manifest {
-        Manifest { limits: defaults, grants: Grants::default(), requires_approval: false }
+        Manifest {
+            limits: defaults,
+            grants: Grants::default(),
+            requires_approval: false,
+            descriptions: BTreeMap::new(),
+        }
     }
 
     /// Reads and checks the manifest at `path`: its limits over `defaults`, within
@@ -71,6 +83,15 @@ struct RawManifest {
     grants: RawGrants,
     #[serde(default)]
     policy: RawPolicy,
+    #[serde(default)]
+    tools: BTreeMap<String, Spanned<RawTool>>,
+}
+
+/// `[tools.NAME]`: settings of one tool of the component.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTool {
+    description: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -134,7 +155,15 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
         env: env_grants(path, raw.grants.env)?,
         config: config_grants(raw.grants.config),
     };
-    Ok(Manifest { limits, grants, requires_approval: raw.policy.requires_approval })
+    let mut descriptions = BTreeMap::new();
+    for (name, tool) in raw.tools {
+        let span = tool.span();
+        names::validate_tool(&name).map_err(|problem| Problem::at(span, format!("[tools.{name}]: {problem}")))?;
+        if let Some(description) = tool.into_inner().description {
+            descriptions.insert(name, description);
+        }
+    }
+    Ok(Manifest { limits, grants, requires_approval: raw.policy.requires_approval, descriptions })
 }
 
 fn file_grants(base: &Path, text: &str, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {

@@ -13,6 +13,7 @@ pub mod component;
 mod discovery;
 mod listing;
 pub(crate) mod load;
+pub(crate) mod loader;
 mod merge;
 mod snapshot;
 mod source;

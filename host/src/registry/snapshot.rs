@@ -132,7 +132,7 @@ impl Snapshot {
     /// precedence.
     pub(crate) fn build(parts: Parts) -> Snapshot {
         let Parts { generation, layers, components, mut natives, discovery_errors } = parts;
-        natives.sort_by(|a, b| (a.layer, a.tool.full_name()).cmp(&(b.layer, b.tool.full_name())));
+        natives.sort_by_key(|native| (native.layer, native.tool.full_name()));
         let offered = offered(&layers, &components, &natives);
         let offers: Vec<Offer<'_>> = offered.iter().map(|(offer, _)| offer.clone()).collect();
         let merged = merge(&offers, |layer| layers[layer].stdlib);

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::native::NativeTool;
+use crate::plain::PlainFunction;
 use crate::registry::component::{LoadedComponent, ToolDef};
 use crate::sandbox::limits::Limits;
 
@@ -29,6 +30,8 @@ pub enum ToolSource {
 pub enum SourceKind {
     /// A component exporting the `toolhost:tool/toolbox` contract.
     Component,
+    /// A component whose plain typed exports are its tools.
+    PlainComponent,
     /// A native Rust tool.
     Native,
 }
@@ -45,6 +48,7 @@ impl ToolSource {
     /// Which kind of implementation answers.
     pub fn kind(&self) -> SourceKind {
         match self {
+            ToolSource::Component { component, .. } if component.is_plain() => SourceKind::PlainComponent,
             ToolSource::Component { .. } => SourceKind::Component,
             ToolSource::Native(_) => SourceKind::Native,
         }
@@ -54,6 +58,14 @@ impl ToolSource {
     pub fn component(&self) -> Option<&Arc<LoadedComponent>> {
         match self {
             ToolSource::Component { component, .. } => Some(component),
+            ToolSource::Native(_) => None,
+        }
+    }
+
+    /// The exported function behind a plain component's tool.
+    pub fn plain_function(&self) -> Option<&PlainFunction> {
+        match self {
+            ToolSource::Component { component, index } => component.plain_function(*index),
             ToolSource::Native(_) => None,
         }
     }

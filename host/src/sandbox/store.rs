@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{ComponentExportIndex, InstancePre, ResourceTable, Val};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpCtx;
 
@@ -21,15 +21,21 @@ use crate::sandbox::state::SandboxState;
 /// catches guests blocked in a host call.
 const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
 
-/// What to run inside the sandbox.
+/// What to run inside the sandbox, and on which instance.
 pub(crate) enum Operation<'a> {
-    ListTools,
-    Call { tool: &'a str, input: &'a str },
+    /// `toolbox.list-tools` of a toolbox component.
+    ListTools(&'a PluginPre<SandboxState>),
+    /// `toolbox.call` of a toolbox component.
+    Call { pre: &'a PluginPre<SandboxState>, tool: &'a str, input: &'a str },
+    /// One exported function of a plain component.
+    Invoke { pre: &'a InstancePre<SandboxState>, export: &'a ComponentExportIndex, params: Vec<Val>, results: usize },
 }
 
+/// What the guest returned.
 pub(crate) enum Returned {
     Tools(Vec<GuestToolInfo>),
     Call(Result<String, GuestToolError>),
+    Values(Vec<Val>),
 }
 
 /// The outcome of one sandboxed run, with what it consumed.
@@ -44,7 +50,6 @@ pub(crate) struct Run {
 /// Instantiates the component in a fresh store and runs one operation.
 pub(crate) async fn run(
     engine: &Engine,
-    pre: &PluginPre<SandboxState>,
     label: Arc<str>,
     limits: &Limits,
     grants: Arc<Grants>,
@@ -63,11 +68,24 @@ pub(crate) async fn run(
         }
     };
     let guest = async {
-        let plugin = pre.instantiate_async(&mut store).await?;
-        let toolbox = plugin.toolhost_tool_toolbox();
         match operation {
-            Operation::ListTools => toolbox.call_list_tools(&mut store).await.map(Returned::Tools),
-            Operation::Call { tool, input } => toolbox.call_call(&mut store, tool, input).await.map(Returned::Call),
+            Operation::ListTools(pre) => {
+                let plugin = pre.instantiate_async(&mut store).await?;
+                plugin.toolhost_tool_toolbox().call_list_tools(&mut store).await.map(Returned::Tools)
+            }
+            Operation::Call { pre, tool, input } => {
+                let plugin = pre.instantiate_async(&mut store).await?;
+                plugin.toolhost_tool_toolbox().call_call(&mut store, tool, input).await.map(Returned::Call)
+            }
+            Operation::Invoke { pre, export, params, results } => {
+                let instance = pre.instantiate_async(&mut store).await?;
+                let func = instance
+                    .get_func(&mut store, export)
+                    .ok_or_else(|| wasmtime::Error::msg("the exported function is missing from the instance"))?;
+                let mut values = vec![Val::Bool(false); results];
+                func.call_async(&mut store, &params, &mut values).await?;
+                Ok(Returned::Values(values))
+            }
         }
     };
     let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, guest).await;
