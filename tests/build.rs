@@ -46,6 +46,12 @@ fn main() {
         built = guests::build_workspace(&root.join(workspace), &target_dir).unwrap_or_else(|e| fail(e));
     }
     println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", built.display());
+    document(
+        &built.join("plain_types.wasm"),
+        &root.join("tests/guests/plain-types/wit"),
+        &built.join("plain_types_documented.wasm"),
+    )
+    .unwrap_or_else(|e| fail(e));
 
     let polyglot_dir = target_dir.join("polyglot");
     let target = target_dir.parent().unwrap_or(&target_dir);
@@ -53,6 +59,37 @@ fn main() {
         fail(format!("building the JavaScript, Python and C example tools failed (`cargo xtask build-polyglot` does the same): {e}"))
     });
     println!("cargo:rustc-env=TOOLHOST_POLYGLOT_DIR={}", polyglot_dir.display());
+}
+
+/// Writes `component` with its WIT's documentation appended as the `package-docs`
+/// custom section, encoded by wit-parser exactly as wit-component encodes it for a WIT
+/// package. (wit-bindgen's Rust guests do not carry their docs; toolchains that keep
+/// them write this section.)
+fn document(component: &Path, wit: &Path, output: &Path) -> Result<(), String> {
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_path(wit).map_err(|e| format!("{}: {e:#}", wit.display()))?;
+    let docs = wit_parser::PackageMetadata::extract(&resolve, package).encode().map_err(|e| format!("{e:#}"))?;
+    let mut bytes = std::fs::read(component).map_err(|e| format!("{}: {e}", component.display()))?;
+    let mut content = Vec::new();
+    leb128(wit_parser::PackageMetadata::SECTION_NAME.len(), &mut content);
+    content.extend_from_slice(wit_parser::PackageMetadata::SECTION_NAME.as_bytes());
+    content.extend_from_slice(&docs);
+    bytes.push(0);
+    leb128(content.len(), &mut bytes);
+    bytes.extend_from_slice(&content);
+    std::fs::write(output, bytes).map_err(|e| format!("{}: {e}", output.display()))
+}
+
+fn leb128(mut value: usize, out: &mut Vec<u8>) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
 }
 
 /// `<target>/guests`, found from OUT_DIR (`<target>/<profile>/build/<pkg>/out`), so the

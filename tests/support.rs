@@ -331,6 +331,44 @@ pub fn mcp_typescript_client() -> PathBuf {
         .clone()
 }
 
+/// Lists the tools of `toolhost serve TOOLS` over stdio and makes `calls` (`{"name",
+/// "arguments"}` objects) with the official TypeScript SDK client; returns
+/// `{"tools": [names], "results": [{"is_error", "structured", "text"}]}`.
+pub fn mcp_calls(tools: &Path, calls: &serde_json::Value) -> serde_json::Value {
+    let client = mcp_typescript_client();
+    let output = Command::new("node")
+        .arg(client.join("client.mjs"))
+        .arg("stdio")
+        .arg(toolhost_bin())
+        .arg(tools)
+        .env("TOOLHOST_CALLS", calls.to_string())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client.mjs failed ({}):\n{}\n{stdout}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("client.mjs printed no JSON ({e}): {stdout}"))
+}
+
+/// Runs `toolhost call TOOLS NAME --input INPUT` and returns its exit code and stdout
+/// as JSON (null when it printed none).
+pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, serde_json::Value) {
+    let output = Command::new(toolhost_bin())
+        .arg("call")
+        .arg(tools)
+        .arg(name)
+        .arg("--input")
+        .arg(input.to_string())
+        .output()
+        .expect("run toolhost call");
+    let stdout = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output.status.code().unwrap_or(-1), stdout)
+}
+
 /// The Python interpreter of a virtual environment holding the official MCP Python SDK
 /// (`mcp` 2.x), at `<target>/toolchains/mcp-venv`. Created on first use (`python3 -m
 /// venv`, then pip from PyPI; `$TOOLHOST_PYTHON` names another base interpreter) and

@@ -12,7 +12,8 @@
 //!
 //! The tools: the Rust examples (the `json` ones declare `"document": true`), the test
 //! guests (`shapes` has a string input, an array input, a root `anyOf` and boolean
-//! sub-schemas) and the JavaScript, Python and C examples.
+//! sub-schemas), the JavaScript, Python and C examples, plain components (every WIT
+//! type's schema) and a native tool.
 
 use serde_json::{Value, json};
 use toolhost::{CallError, Caller, ExportFormat, ToolHost};
@@ -25,7 +26,23 @@ async fn every_kind_of_tool() -> (ToolsDir, ToolHost) {
     tools.install_polyglot("js_units", "units");
     tools.install_polyglot("py_dates", "dates");
     tools.install_polyglot("c_checksum", "checksum");
-    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    tools.install("plain-types", "plain", "plain");
+    tools.install("plain-geometry", "geometry", "geometry");
+    let remember = toolhost::NativeTool::new(
+        "agent/remember",
+        "Keeps a note.",
+        json!({ "type": "object", "properties": { "note": { "type": "string" } }, "required": ["note"], "additionalProperties": false }),
+        json!({ "type": "object", "properties": { "notes": { "type": "integer" } }, "required": ["notes"], "additionalProperties": false }),
+        |_| async { Ok(json!({ "notes": 1 })) },
+    )
+    .unwrap();
+    let host = ToolHost::builder()
+        .layer(toolhost::Layer::native("agent"))
+        .layer(toolhost::Layer::directory("tools", tools.path()))
+        .tool("agent", remember)
+        .build()
+        .await
+        .expect("host builds");
     assert_eq!(host.load_errors(), vec![], "every component loads");
     (tools, host)
 }

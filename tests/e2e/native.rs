@@ -230,3 +230,51 @@ fn bad_names_and_schemas_are_refused_when_the_tool_is_made() {
     let error = NativeTool::new("ok/name", "", json!({ "type": 12 }), json!({}), noop).unwrap_err();
     assert!(error.to_string().contains("input schema"), "{error}");
 }
+
+/// Over MCP (the official TypeScript SDK on Streamable HTTP, served in this process):
+/// a native tool is listed and called, and adding one at run time reaches the client as
+/// `notifications/tools/list_changed`.
+#[tokio::test]
+async fn mcp_clients_see_native_tools_and_hear_when_one_is_added() {
+    use std::io::BufRead;
+    let (_tools, host) = host_with_natives(Arc::default()).await;
+    let listener = toolhost::serve::bind("0").await.unwrap();
+    let url = format!("http://{}{}", listener.local_addr().unwrap(), toolhost::serve::HTTP_PATH);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(toolhost::serve::serve_http_on(
+        host.clone(),
+        Caller::local(),
+        listener,
+        toolhost::serve::HttpOptions::default(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let client = toolhost_tests::mcp_typescript_client();
+    let calls = json!([{ "name": "weather.now", "arguments": { "name": "Porto" } }]);
+    let mut child = std::process::Command::new("node")
+        .arg(client.join("client.mjs"))
+        .args(["http", &url])
+        .env("TOOLHOST_CALLS", calls.to_string())
+        .env("TOOLHOST_AWAIT_LIST_CHANGED", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run node");
+    let stderr = child.stderr.take().unwrap();
+    let listening = tokio::task::spawn_blocking(move || {
+        std::io::BufReader::new(stderr).lines().map_while(Result::ok).any(|line| line == "listening")
+    });
+    assert!(listening.await.unwrap(), "the client lists, calls, then listens");
+    let added =
+        NativeTool::new("weather/forecast", "Tomorrow.", json!({}), json!({}), |_| async { Ok(json!({})) }).unwrap();
+    host.add_tool("app", added).await.unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    assert!(output.status.success(), "client.mjs failed: {}", String::from_utf8_lossy(&output.stdout));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(seen["tools"].as_array().unwrap().contains(&json!("weather.now")), "{seen}");
+    assert_eq!(seen["results"][0]["structured"], json!({ "city": "Porto", "celsius": 21.5 }));
+    assert!(seen["tools_after_change"].as_array().unwrap().contains(&json!("weather.forecast")), "{seen}");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}

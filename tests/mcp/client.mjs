@@ -4,6 +4,9 @@
 //     node client.mjs stdio TOOLHOST_BIN TOOLS_DIR
 //     node client.mjs http  URL
 //
+// With TOOLHOST_CALLS set to a JSON list of `{"name": ..., "arguments": ...}`, it makes
+// those calls instead of its own and prints `{"tools": [names], "results": [...]}`.
+//
 // The SDK validates every message with its own schemas: `listTools()` rejects the whole
 // list if one tool's definition breaks them, and `callTool()` checks structured content
 // against the tool's `outputSchema`.
@@ -11,6 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, ...rest] = process.argv.slice(2);
 
@@ -33,9 +37,34 @@ function summary(result) {
   };
 }
 
+async function calls(client, list) {
+  const listed = await client.listTools();
+  const results = [];
+  for (const call of list) {
+    results.push(summary(await client.callTool(call)));
+  }
+  const seen = { tools: listed.tools.map((tool) => tool.name), results };
+  if (process.env.TOOLHOST_AWAIT_LIST_CHANGED) {
+    // Tell the test we are listening, wait for the server's notification, list again.
+    const changed = new Promise((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    process.stderr.write("listening\n");
+    await changed;
+    seen.tools_after_change = (await client.listTools()).tools.map((tool) => tool.name);
+  }
+  return seen;
+}
+
 async function main() {
   const client = new Client({ name: "toolhost-tests", version: "0.0.0" });
   await client.connect(transport());
+  if (process.env.TOOLHOST_CALLS) {
+    const seen = await calls(client, JSON.parse(process.env.TOOLHOST_CALLS));
+    await client.close();
+    process.stdout.write(JSON.stringify(seen) + "\n");
+    return;
+  }
   const seen = { mode, server: client.getServerVersion(), tools: {} };
   const listed = await client.listTools();
   for (const tool of listed.tools) {

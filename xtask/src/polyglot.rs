@@ -8,6 +8,7 @@
 //! | `py_dates.wasm` | `example-tools/py-dates/` | PyPI `componentize-py` (CPython) |
 //! | `c_checksum.wasm` | `example-tools/c-checksum/` | PyPI `ziglang` (clang) + [`c_guest`] |
 //! | `js_contract.wasm`, `py_contract.wasm`, `c_contract.wasm` | `tests/guests/polyglot/` | as above |
+//! | `js_plain_time.wasm`, `py_plain_stats.wasm` | `tests/guests/polyglot/` (plain components of their own worlds) | componentize-js, componentize-py |
 //!
 //! The JavaScript tool is built with both JavaScript toolchains from one source, so the
 //! tests prove the contract holds for either engine.
@@ -35,7 +36,7 @@ pub const ZIGLANG: &str = "0.17.1";
 /// The world every guest implements.
 pub const WORLD: &str = "plugin";
 /// Bumped when a build recipe below changes, so that every component is rebuilt.
-const RECIPE: &str = "polyglot-3";
+const RECIPE: &str = "polyglot-4";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -58,27 +59,53 @@ pub struct Guest {
     /// `.c` file of the folder).
     pub entry: &'static str,
     pub lang: Lang,
+    /// The WIT folder and world it is built against, when not the toolhost contract
+    /// (`wit/`, world `plugin`): a plain component of its own world.
+    pub world: Option<(&'static str, &'static str)>,
 }
 
 pub const GUESTS: &[Guest] = &[
-    Guest { name: "js_units", dir: "example-tools/js-units", entry: "units.js", lang: Lang::JavaScript },
+    Guest { name: "js_units", dir: "example-tools/js-units", entry: "units.js", lang: Lang::JavaScript, world: None },
     Guest {
         name: "js_units_starlingmonkey",
         dir: "example-tools/js-units",
         entry: "units.js",
         lang: Lang::JavaScriptStarlingMonkey,
+        world: None,
     },
-    Guest { name: "py_dates", dir: "example-tools/py-dates", entry: "dates", lang: Lang::Python },
-    Guest { name: "c_checksum", dir: "example-tools/c-checksum", entry: "", lang: Lang::C },
+    Guest { name: "py_dates", dir: "example-tools/py-dates", entry: "dates", lang: Lang::Python, world: None },
+    Guest { name: "c_checksum", dir: "example-tools/c-checksum", entry: "", lang: Lang::C, world: None },
     // The output-schema contract, once per language (tests/guests/polyglot/README.md).
     Guest {
         name: "js_contract",
         dir: "tests/guests/polyglot/js-contract",
         entry: "contract.js",
         lang: Lang::JavaScript,
+        world: None,
     },
-    Guest { name: "py_contract", dir: "tests/guests/polyglot/py-contract", entry: "contract", lang: Lang::Python },
-    Guest { name: "c_contract", dir: "tests/guests/polyglot/c-contract", entry: "", lang: Lang::C },
+    Guest {
+        name: "py_contract",
+        dir: "tests/guests/polyglot/py-contract",
+        entry: "contract",
+        lang: Lang::Python,
+        world: None,
+    },
+    Guest { name: "c_contract", dir: "tests/guests/polyglot/c-contract", entry: "", lang: Lang::C, world: None },
+    // Plain components written the way other hosts' examples are: no toolhost contract.
+    Guest {
+        name: "js_plain_time",
+        dir: "tests/guests/polyglot/js-plain-time",
+        entry: "time.js",
+        lang: Lang::JavaScriptStarlingMonkey,
+        world: Some(("tests/guests/polyglot/js-plain-time/wit", "time")),
+    },
+    Guest {
+        name: "py_plain_stats",
+        dir: "tests/guests/polyglot/py-plain-stats",
+        entry: "stats",
+        lang: Lang::Python,
+        world: Some(("tests/guests/polyglot/py-plain-stats/wit", "stats")),
+    },
 ];
 
 /// Where the toolchains live: `<target>/toolchains`.
@@ -99,15 +126,16 @@ pub fn build_all(
     let python = ensure_python_tools(&toolchains, progress)?;
     let tools = Toolchains { node, python, dir: toolchains };
     std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
-    let wit_dir = root.join("wit");
     let mut built = Vec::new();
     for guest in GUESTS {
+        let (wit, world) = guest.world.unwrap_or(("wit", WORLD));
+        let wit_dir = root.join(wit);
         let source = root.join(guest.dir);
         let output = out_dir.join(format!("{}.wasm", guest.name));
         let work = tools.dir.join("build").join(guest.name);
         let hash = inputs_hash(
             &[&source, &wit_dir],
-            &[RECIPE, guest.name, guest.entry, COMPONENTIZE_QJS, COMPONENTIZE_JS, COMPONENTIZE_PY, ZIGLANG],
+            &[RECIPE, guest.name, guest.entry, world, COMPONENTIZE_QJS, COMPONENTIZE_JS, COMPONENTIZE_PY, ZIGLANG],
         )?;
         let stamp = work.join("stamp");
         let stamp_text = format!("{hash}\n{}\n", output.display());
@@ -120,16 +148,16 @@ pub fn build_all(
         std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
         let started = std::time::Instant::now();
         match guest.lang {
-            Lang::JavaScript => build_js(&tools, &wit_dir, &source.join(guest.entry), &output)?,
+            Lang::JavaScript => build_js(&tools, &wit_dir, world, &source.join(guest.entry), &output)?,
             Lang::JavaScriptStarlingMonkey => {
-                build_js_starlingmonkey(&tools, root, &wit_dir, &source.join(guest.entry), &output)?
+                build_js_starlingmonkey(&tools, root, &wit_dir, world, &source.join(guest.entry), &output)?
             }
             Lang::Python => {
                 // componentize-py writes `__pycache__` beside the modules it reads: build
                 // from a copy so that the source folder stays clean.
                 let copy = work.join("src");
                 copy_tree(&source, &copy)?;
-                build_python(&tools, &wit_dir, &copy, guest.entry, &output)?
+                build_python(&tools, &wit_dir, world, &copy, guest.entry, &output)?
             }
             Lang::C => build_c(&tools.python, &tools.dir, &wit_dir, &source, &work, &output)?,
         }
@@ -220,7 +248,7 @@ pub fn ensure_python_tools(toolchains: &Path, progress: &mut dyn FnMut(&str)) ->
 }
 
 /// `componentize-qjs --sync`: QuickJS and the script, pre-initialised, ~1.6 MB.
-pub fn build_js(tools: &Toolchains, wit: &Path, entry: &Path, output: &Path) -> Result<(), String> {
+pub fn build_js(tools: &Toolchains, wit: &Path, world: &str, entry: &Path, output: &Path) -> Result<(), String> {
     let mut command = Command::new("node");
     command
         .arg(tools.node.join("componentize-qjs/bin/componentize-qjs"))
@@ -228,7 +256,7 @@ pub fn build_js(tools: &Toolchains, wit: &Path, entry: &Path, output: &Path) -> 
         .arg(wit)
         .arg("--js")
         .arg(entry)
-        .args(["--world", WORLD, "--sync", "--output"])
+        .args(["--world", world, "--sync", "--output"])
         .arg(output);
     if let Some(dir) = entry.parent() {
         command.current_dir(dir);
@@ -244,6 +272,7 @@ pub fn build_js_starlingmonkey(
     tools: &Toolchains,
     root: &Path,
     wit: &Path,
+    world: &str,
     entry: &Path,
     output: &Path,
 ) -> Result<(), String> {
@@ -254,7 +283,7 @@ pub fn build_js_starlingmonkey(
         .arg(relative(entry))
         .arg("--wit")
         .arg(relative(wit))
-        .args(["--world-name", WORLD, "--disable", "http", "fetch-event", "--out"])
+        .args(["--world-name", world, "--disable", "http", "fetch-event", "--out"])
         .arg(output)
         .current_dir(root);
     run_quiet(command, "componentize-js failed")
@@ -262,13 +291,20 @@ pub fn build_js_starlingmonkey(
 
 /// `componentize-py … componentize MODULE`: CPython, the standard library and the
 /// module, pre-initialised, ~18 MB.
-pub fn build_python(tools: &Toolchains, wit: &Path, source: &Path, module: &str, output: &Path) -> Result<(), String> {
+pub fn build_python(
+    tools: &Toolchains,
+    wit: &Path,
+    world: &str,
+    source: &Path,
+    module: &str,
+    output: &Path,
+) -> Result<(), String> {
     let script = tools.python.with_file_name(format!("componentize-py{}", std::env::consts::EXE_SUFFIX));
     let mut command = Command::new(script);
     command
         .args(["--quiet", "--wit-path"])
         .arg(wit)
-        .args(["--world", WORLD, "componentize", "--python-path"])
+        .args(["--world", world, "componentize", "--python-path"])
         .arg(source)
         .arg(module)
         .arg("--output")

@@ -41,6 +41,15 @@ struct Meeting {
     attendees: Vec<String>,
 }
 
+/// Two integers: the same work as the plain component `plain-types`'s `add`, for the
+/// benchmark that compares a toolbox call with a plain one.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Pair {
+    a: i64,
+    b: i64,
+}
+
 #[derive(Serialize, JsonSchema)]
 struct Booked {
     summary: String,
@@ -65,6 +74,11 @@ toolbox! {
     /// Counts the strings it was given: its input is an array.
     fn count(input: Vec<String>) -> Result<usize, ToolError> {
         Ok(input.len())
+    }
+
+    /// Adds two integers (wrapping on overflow).
+    fn add(input: Pair) -> Result<i64, ToolError> {
+        Ok(input.a.wrapping_add(input.b))
     }
 
     /// Books a meeting (prints what it would book).
