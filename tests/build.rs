@@ -2,7 +2,7 @@
 //! and the test guests. The components land in `<target>/guests/` and their directory
 //! reaches the tests as `TOOLHOST_GUEST_DIR`.
 //!
-//! Then the example tools in JavaScript, Python and C, with their own toolchains
+//! Then the example tools in JavaScript, Python, C and Go, with their own toolchains
 //! (installed under `<target>/toolchains/` on first use), into `<target>/guests/polyglot/`,
 //! which reaches the tests as `TOOLHOST_POLYGLOT_DIR`. The same code as
 //! `cargo xtask build-polyglot`.
@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 #[path = "../xtask/src/c_guest.rs"]
 mod c_guest;
+#[path = "../xtask/src/go_guest.rs"]
+mod go_guest;
 #[path = "../xtask/src/guests.rs"]
 mod guests;
 #[path = "../xtask/src/polyglot.rs"]
@@ -29,6 +31,8 @@ fn main() {
         "xtask/src/guests.rs",
         "xtask/src/polyglot.rs",
         "xtask/src/c_guest.rs",
+        "xtask/src/go_guest.rs",
+        "xtask/go-pkg",
     ] {
         // Relative to this package, so cargo checks the files of the checkout it builds.
         println!("cargo:rerun-if-changed=../{watched}");
@@ -56,7 +60,7 @@ fn main() {
     let polyglot_dir = target_dir.join("polyglot");
     let target = target_dir.parent().unwrap_or(&target_dir);
     polyglot::build_all(&root, target, &polyglot_dir, &mut |line| eprintln!("{line}")).unwrap_or_else(|e| {
-        fail(format!("building the JavaScript, Python and C example tools failed (`cargo xtask build-polyglot` does the same): {e}"))
+        fail(format!("building the JavaScript, Python, C and Go example tools failed (`cargo xtask build-polyglot` does the same): {e}"))
     });
     println!("cargo:rustc-env=TOOLHOST_POLYGLOT_DIR={}", polyglot_dir.display());
 }

@@ -279,7 +279,7 @@ async fn every_language_serves_from_one_tools_directory() {
 /// passes, and the component keeps serving.
 #[tokio::test]
 async fn every_language_is_held_to_its_output_schema_through_a_real_call() {
-    for component in ["js_contract", "py_contract", "c_contract"] {
+    for component in ["js_contract", "py_contract", "c_contract", "go_contract"] {
         let (_tools, host) = host_with(component, "contract").await;
         assert_eq!(
             call_ok(&host, "contract/echo", json!({ "value": 2.5 })).await,

@@ -7,8 +7,8 @@
 //! 2. [`componentize`]: a core module compiled with `-mexec-model=reactor` plus the WASI
 //!    preview1 reactor adapter → a WASI 0.2 component.
 //!
-//! Shared by `cargo xtask` and the test suite's build script (which includes this file by
-//! path).
+//! Go guests use step 2 too (`go_guest.rs`). Shared by `cargo xtask` and the test suite's
+//! build script (which includes this file by path).
 
 use std::path::{Path, PathBuf};
 
@@ -44,9 +44,14 @@ pub fn generate_bindings(wit: &Path, world: &str, out_dir: &Path) -> Result<Vec<
 /// adapting its WASI preview1 imports to WASI 0.2.
 pub fn componentize(core: &Path, output: &Path) -> Result<(), String> {
     let module = std::fs::read(core).map_err(|e| format!("cannot read {}: {e}", core.display()))?;
+    componentize_module(&module, core, output)
+}
+
+/// [`componentize`] of a core module already in memory; `core` names it in errors.
+pub fn componentize_module(module: &[u8], core: &Path, output: &Path) -> Result<(), String> {
     let component = wit_component::ComponentEncoder::default()
         .validate(true)
-        .module(&module)
+        .module(module)
         .and_then(|encoder| {
             encoder.adapter(WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER)
         })

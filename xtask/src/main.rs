@@ -7,14 +7,20 @@
 //! - `cargo xtask lint`: rustfmt and clippy over every workspace, warnings denied.
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
-//! - `cargo xtask build-polyglot [OUT_DIR]`: builds the JavaScript, Python and C example
-//!   tools (installing their toolchains under `target/toolchains/` first).
+//! - `cargo xtask build-polyglot [OUT_DIR]`: builds the JavaScript, Python, C and Go
+//!   example tools (installing their toolchains under `target/toolchains/` first).
 //! - `cargo xtask build-c PROJECT_DIR [OUT.wasm]`: builds a C tool project (as written by
 //!   `toolhost new NAME --lang c`) into a component.
 //! - `cargo xtask c-bindings WIT OUT_DIR` / `cargo xtask c-component CORE.wasm OUT.wasm`:
 //!   the two WebAssembly steps of a C build, for a build driven by hand.
+//! - `cargo xtask build-go PROJECT_DIR [OUT.wasm]`: builds a Go tool project (as written
+//!   by `toolhost new NAME --lang go`) into a component.
+//! - `cargo xtask go-bindings WIT OUT_DIR` / `cargo xtask go-component WIT CORE.wasm
+//!   OUT.wasm`: the two WebAssembly steps of a Go build, for a build driven by hand (or
+//!   bindings in a project, for an editor).
 
 mod c_guest;
+mod go_guest;
 mod guests;
 mod polyglot;
 
@@ -54,8 +60,28 @@ fn main() -> ExitCode {
             [core, output] => c_guest::componentize(Path::new(core), Path::new(output)),
             _ => Err("usage: cargo xtask c-component CORE.wasm OUT.wasm".into()),
         },
+        Some("build-go") => match &args[1..] {
+            [project] => build_go_project(Path::new(project), None),
+            [project, output] => build_go_project(Path::new(project), Some(Path::new(output))),
+            _ => Err("usage: cargo xtask build-go PROJECT_DIR [OUT.wasm]".into()),
+        },
+        Some("go-bindings") => match &args[1..] {
+            [wit, out_dir] => {
+                go_guest::generate_bindings(Path::new(wit), polyglot::WORLD, Path::new(out_dir)).map(|files| {
+                    files.iter().for_each(|file| println!("wrote {}", file.display()));
+                })
+            }
+            _ => Err("usage: cargo xtask go-bindings WIT OUT_DIR".into()),
+        },
+        Some("go-component") => match &args[1..] {
+            [wit, core, output] => {
+                go_guest::componentize(Path::new(core), Path::new(wit), polyglot::WORLD, Path::new(output))
+            }
+            _ => Err("usage: cargo xtask go-component WIT CORE.wasm OUT.wasm".into()),
+        },
         _ => Err("usage: cargo xtask <demo | test | lint | bench | install-examples DIR | build-polyglot [OUT_DIR] \
-                  | build-c PROJECT_DIR [OUT.wasm] | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm>"
+                  | build-c PROJECT_DIR [OUT.wasm] | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm \
+                  | build-go PROJECT_DIR [OUT.wasm] | go-bindings WIT OUT_DIR | go-component WIT CORE.wasm OUT.wasm>"
             .into()),
     };
     match result {
@@ -96,7 +122,7 @@ fn install_examples(dir: &Path) -> Result<PathBuf, String> {
     Ok(dir.to_owned())
 }
 
-/// Builds the JavaScript, Python and C example tools into `out_dir` (default
+/// Builds the JavaScript, Python, C and Go example tools into `out_dir` (default
 /// `<target>/guests/polyglot`).
 fn build_polyglot(out_dir: Option<PathBuf>) -> Result<(), String> {
     let out_dir = out_dir.unwrap_or_else(|| target_dir().join("guests/polyglot"));
@@ -118,6 +144,25 @@ fn build_c_project(project: &Path, output: Option<&Path>) -> Result<(), String> 
     let python = polyglot::ensure_python_tools(&toolchains, &mut |line| println!("{line}"))?;
     let work = project.join("build");
     polyglot::build_c(&python, &toolchains, &project.join("wit"), &project.join("src"), &work, &output)?;
+    println!("built {}", output.display());
+    Ok(())
+}
+
+/// Builds a Go tool project: the module at `<project>/` (`go.mod`, package
+/// `export_toolhost_tool_toolbox`) against `<project>/wit/` into
+/// `<project>/<project name>.wasm` (or `output`), working in `<project>/build/`.
+fn build_go_project(project: &Path, output: Option<&Path>) -> Result<(), String> {
+    let project = std::path::absolute(project).map_err(|e| format!("{}: {e}", project.display()))?;
+    let name = project.file_name().ok_or("the project directory has no name")?.to_string_lossy().replace('-', "_");
+    let output = match output {
+        Some(output) => std::path::absolute(output).map_err(|e| format!("{}: {e}", output.display()))?,
+        None => project.join(format!("{name}.wasm")),
+    };
+    let toolchains = polyglot::toolchains_dir(&target_dir());
+    let go = go_guest::ensure_go(&toolchains, &mut |line| println!("{line}"))?;
+    let runtime_pkg = go_guest::runtime_pkg_dir(&root());
+    let work = project.join("build");
+    go_guest::build(&go, &runtime_pkg, &project.join("wit"), polyglot::WORLD, &project, &work, &output)?;
     println!("built {}", output.display());
     Ok(())
 }

