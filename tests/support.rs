@@ -19,14 +19,14 @@ pub fn component(crate_name: &str) -> PathBuf {
     path
 }
 
-/// Directory holding the example tools written in JavaScript, Python and C, built for
+/// Directory holding the example tools written in JavaScript, Python, C and Go, built for
 /// this test run (`js_units.wasm`, `js_units_starlingmonkey.wasm`, `py_dates.wasm`,
-/// `c_checksum.wasm`).
+/// `c_checksum.wasm`, `go_cron.wasm`).
 pub fn polyglot_dir() -> PathBuf {
     PathBuf::from(env!("TOOLHOST_POLYGLOT_DIR"))
 }
 
-/// Path of a built JavaScript, Python or C example tool by name (`js_units`, …).
+/// Path of a built JavaScript, Python, C or Go example tool by name (`js_units`, …).
 pub fn polyglot_component(name: &str) -> PathBuf {
     let path = polyglot_dir().join(format!("{name}.wasm"));
     assert!(path.is_file(), "{} was not built", path.display());
@@ -56,7 +56,7 @@ impl ToolsDir {
         )
     }
 
-    /// Copies a built JavaScript, Python or C example tool to `<namespace>/<name>.wasm`.
+    /// Copies a built JavaScript, Python, C or Go example tool to `<namespace>/<name>.wasm`.
     pub fn install_polyglot(&self, name: &str, namespace: &str) -> PathBuf {
         self.write(
             namespace,

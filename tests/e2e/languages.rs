@@ -1,6 +1,7 @@
-//! Tools written in JavaScript (QuickJS and StarlingMonkey), Python (CPython) and C
+//! Tools written in JavaScript (QuickJS and StarlingMonkey), Python (CPython), C and Go
 //! against the same `wit/tool.wit` as the Rust ones, built from
-//! `example-tools/{js-units,py-dates,c-checksum}` by the build script. Through the library each behaves like a Rust tool:
+//! `example-tools/{js-units,py-dates,c-checksum,go-cron}` by the build script. Through the
+//! library each behaves like a Rust tool:
 //! listed with its schemas, answering with output that fits them, refused by the host
 //! before it runs when the input breaks its schema, refusing input that fits the schema
 //! but makes no sense, and held to its output schema.
@@ -254,6 +255,178 @@ async fn a_c_tool_out_of_memory_fails_with_its_own_message() {
     );
 }
 
+#[tokio::test]
+async fn go_cron_tool() {
+    let (_tools, host) = host_with("go_cron", "cron").await;
+    assert_listed(&host, "cron", &["explain", "matches", "next_runs"]);
+
+    let run = |time: &str, utc: &str, weekday: &str| json!({ "time": time, "utc": utc, "weekday": weekday });
+    assert_eq!(
+        call_ok(
+            &host,
+            "cron/next_runs",
+            json!({ "expression": "*/15 9-17 * * MON-FRI", "after": "2026-11-27T17:31:10Z", "count": 3 })
+        )
+        .await,
+        json!({
+            "expression": "*/15 9-17 * * MON-FRI",
+            "timezone": "UTC",
+            "timezone_from": "default",
+            "runs": [
+                run("2026-11-27T17:45:00Z", "2026-11-27T17:45:00Z", "Friday"),
+                run("2026-11-30T09:00:00Z", "2026-11-30T09:00:00Z", "Monday"),
+                run("2026-11-30T09:15:00Z", "2026-11-30T09:15:00Z", "Monday"),
+            ]
+        })
+    );
+    // Daylight saving in the zone's tzdata, built into the component: 02:30 happens twice
+    // in Berlin on 25 October 2026 and runs once.
+    let berlin = call_ok(
+        &host,
+        "cron/next_runs",
+        json!({ "expression": "30 2 * * *", "timezone": "Europe/Berlin", "after": "2026-10-24T12:00:00Z", "count": 2 }),
+    )
+    .await;
+    assert_eq!(
+        berlin["runs"],
+        json!([
+            run("2026-10-25T02:30:00+02:00", "2026-10-25T00:30:00Z", "Sunday"),
+            run("2026-10-26T02:30:00+01:00", "2026-10-26T01:30:00Z", "Monday"),
+        ])
+    );
+    assert_eq!((&berlin["timezone"], &berlin["timezone_from"]), (&json!("Europe/Berlin"), &json!("input")));
+    let hourly = call_ok(&host, "cron/next_runs", json!({ "expression": "@hourly" })).await;
+    assert_eq!(hourly["expression"], "0 * * * *");
+    let runs = hourly["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 5, "five runs by default: {hourly}");
+    let year: i32 = runs[0]["utc"].as_str().unwrap()[..4].parse().unwrap();
+    assert!(year >= 2026, "the guest reads the real clock: {hourly}");
+
+    assert_eq!(
+        call_ok(&host, "cron/explain", json!({ "expression": "0 9,17 * * 1-5" })).await,
+        json!({
+            "expression": "0 9,17 * * 1-5",
+            "description": "At 09:00 and 17:00, on Monday through Friday",
+            "day_rule": "day_of_week",
+            "fields": {
+                "minute": [0],
+                "hour": [9, 17],
+                "day_of_month": (1..=31).collect::<Vec<_>>(),
+                "month": (1..=12).collect::<Vec<_>>(),
+                "day_of_week": [1, 2, 3, 4, 5],
+            }
+        })
+    );
+    assert_eq!(
+        call_ok(&host, "cron/explain", json!({ "expression": "0 0 1 * MON" })).await["description"],
+        "At 00:00, on day 1 of the month and on every Monday"
+    );
+    assert_eq!(
+        call_ok(
+            &host,
+            "cron/matches",
+            json!({ "expression": "0 9 * * MON-FRI", "time": "2026-11-23T08:00:42Z", "timezone": "Europe/Berlin" })
+        )
+        .await,
+        json!({
+            "matches": true,
+            "time": "2026-11-23T09:00:42+01:00",
+            "timezone": "Europe/Berlin",
+            "timezone_from": "input",
+        })
+    );
+    let sunday = json!({ "expression": "0 9 * * MON-FRI", "time": "2026-11-22T09:00:00Z" });
+    assert_eq!(call_ok(&host, "cron/matches", sunday).await["matches"], false);
+
+    assert_refused_by_schema(&host, "cron/next_runs", json!({ "expression": "* * * * *", "count": 0 }), "/count").await;
+    assert_refused_by_schema(
+        &host,
+        "cron/next_runs",
+        json!({ "expression": "* * * * *", "after": "tomorrow" }),
+        "/after",
+    )
+    .await;
+    assert_refused_by_schema(
+        &host,
+        "cron/matches",
+        json!({ "expression": "* * * * *", "timezone": "UTC; rm" }),
+        "/timezone",
+    )
+    .await;
+    assert_refused_by_schema(&host, "cron/explain", json!({}), "").await;
+    assert_refused_by_schema(&host, "cron/explain", json!({ "expression": "* * * * *", "zone": "UTC" }), "").await;
+
+    assert_refused_by_tool(
+        &host,
+        "cron/next_runs",
+        json!({ "expression": "61 * * * *" }),
+        "minute field \"61\": 61 is out of range 0-59",
+    )
+    .await;
+    assert_refused_by_tool(
+        &host,
+        "cron/explain",
+        json!({ "expression": "0 0 30 2 *" }),
+        "never runs: day 30 of the month does not occur in February",
+    )
+    .await;
+    assert_refused_by_tool(
+        &host,
+        "cron/next_runs",
+        json!({ "expression": "@daily", "timezone": "Mars/Olympus_Mons" }),
+        "unknown time zone \"Mars/Olympus_Mons\"",
+    )
+    .await;
+    assert_refused_by_tool(
+        &host,
+        "cron/matches",
+        json!({ "expression": "@daily", "time": "2026-02-30T00:00:00Z" }),
+        "time: \"2026-02-30T00:00:00Z\" is not a valid RFC 3339 time",
+    )
+    .await;
+
+    assert_output_checked(
+        &host,
+        "cron/next_runs",
+        json!({ "expression": "@daily", "timezone": "UTC", "timezone_from": "somewhere", "runs": [] }),
+        "/timezone_from",
+    );
+}
+
+/// The Go cron tool takes its default time zone from the operator's manifest
+/// (`host.config`); a zone the operator got wrong is the tool failing (`failed`), not
+/// the caller's input, and the component keeps serving.
+#[tokio::test]
+async fn a_go_tool_reads_the_operators_config_and_fails_on_a_broken_one() {
+    let tools = ToolsDir::new();
+    tools.install_polyglot("go_cron", "cron");
+    tools.manifest("cron", "go_cron", "[grants]\nconfig = { timezone = \"America/New_York\" }\n");
+    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    assert_eq!(host.load_errors(), vec![]);
+    let runs = host
+        .call("cron/next_runs", json!({ "expression": "0 9 * * *", "after": "2026-07-01T00:00:00Z", "count": 1 }))
+        .await
+        .unwrap();
+    assert_eq!((&runs["timezone"], &runs["timezone_from"]), (&json!("America/New_York"), &json!("config")));
+    assert_eq!(runs["runs"][0]["utc"], "2026-07-01T13:00:00Z");
+
+    let tools = ToolsDir::new();
+    tools.install_polyglot("go_cron", "cron");
+    tools.manifest("cron", "go_cron", "[grants]\nconfig = { timezone = \"Mars/Olympus_Mons\" }\n");
+    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    assert_eq!(host.load_errors(), vec![]);
+    match host.call("cron/next_runs", json!({ "expression": "@daily" })).await {
+        Err(CallError::Failed { tool, message }) => {
+            assert_eq!(tool, "cron/next_runs");
+            assert!(message.contains("configured time zone (config \"timezone\") is unusable"), "{message}");
+            assert!(message.contains("Mars/Olympus_Mons"), "{message}");
+        }
+        other => panic!("a broken configured zone is the tool failing: {other:?}"),
+    }
+    let berlin = json!({ "expression": "@daily", "timezone": "Europe/Berlin", "count": 1 });
+    assert_eq!(host.call("cron/next_runs", berlin).await.unwrap()["timezone_from"], "input", "the input's zone wins");
+}
+
 /// Tools in different languages side by side in one tools directory. (Python is left out
 /// only because each host compiles its 18 MB component again on a cold cache.)
 #[tokio::test]
@@ -262,15 +435,20 @@ async fn every_language_serves_from_one_tools_directory() {
     tools.install("math", "math", "math");
     tools.install_polyglot("js_units", "units");
     tools.install_polyglot("c_checksum", "checksum");
+    tools.install_polyglot("go_cron", "cron");
     let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
     assert_eq!(host.load_errors(), vec![]);
     let names: Vec<String> = host.snapshot().tools.keys().cloned().collect();
-    for name in ["math/add", "units/convert", "checksum/crc32"] {
+    for name in ["math/add", "units/convert", "checksum/crc32", "cron/next_runs"] {
         assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
     }
     let km = host.call("units/convert", json!({ "value": 42.195, "from": "km", "to": "mi" })).await.unwrap();
     let sum = host.call("math/add", json!({ "numbers": [km["value"], 1] })).await.unwrap();
     assert!((sum["value"].as_f64().unwrap() - 27.218_757).abs() < 1e-6, "{sum}");
+    let next = json!({ "expression": "@yearly", "after": "2026-06-01T00:00:00Z", "count": 1 });
+    let run = host.call("cron/next_runs", next).await.unwrap();
+    let crc = host.call("checksum/crc32", json!({ "data": run["runs"][0]["utc"] })).await.unwrap();
+    assert_eq!(crc["bytes"], 20, "2027-01-01T00:00:00Z: {run}");
 }
 
 /// The host holds a tool of every language to the output schema it declared, on a real

