@@ -113,7 +113,7 @@ enum Command {
         /// The project's name, which is also its tools' namespace (`[a-z][a-z0-9]*`
         /// words joined by single `_` or `-`).
         name: String,
-        /// rust, js, python or c.
+        /// rust, js, python, c or go.
         #[arg(long, default_value = "rust")]
         lang: toolhost::scaffold::Lang,
         /// Where to create it [default: ./NAME]; must be empty or missing.

@@ -1,13 +1,14 @@
-//! `toolhost new NAME --lang rust|js|python|c`: a ready-to-build tool project with one
+//! `toolhost new NAME --lang rust|js|python|c|go`: a ready-to-build tool project with one
 //! example tool (`greet`), its build command and a README saying how to build, install
 //! and call it.
 //!
 //! The templates live in `host/templates/<lang>/` and are compiled into the binary, so
-//! the command works wherever `toolhost` is installed. JavaScript, Python and C projects
-//! get a copy of `wit/tool.wit`; a Rust project gets the contract through the
+//! the command works wherever `toolhost` is installed. JavaScript, Python, C and Go
+//! projects get a copy of `wit/tool.wit`; a Rust project gets the contract through the
 //! `toolhost-guest` SDK instead, by path to the checkout this binary was built from (the
-//! SDK is not published), as does the C build script, which uses that checkout's
-//! `cargo xtask build-c`.
+//! SDK is not published), as do the C and Go build scripts, which use that checkout's
+//! `cargo xtask build-c` and `build-go` (and a Go project's `go.mod` its vendored runtime
+//! package).
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +52,27 @@ const C: &[Template] = &[
     (".gitignore", "build/\n*.wasm\n", false),
 ];
 
+const GO: &[Template] = &[
+    ("wit/tool.wit", WIT, false),
+    ("go.mod", include_str!("../templates/go/go.mod"), false),
+    (
+        "export_toolhost_tool_toolbox/tool.go",
+        include_str!("../templates/go/export_toolhost_tool_toolbox/tool.go"),
+        false,
+    ),
+    // The contract glue is the one the Go example tool uses: one copy to maintain.
+    (
+        "export_toolhost_tool_toolbox/contract.go",
+        include_str!("../../example-tools/go-cron/export_toolhost_tool_toolbox/contract.go"),
+        false,
+    ),
+    ("build.sh", include_str!("../templates/go/build.sh"), true),
+    ("README.md", include_str!("../templates/go/README.md"), false),
+    // The generated bindings, when written into the project for an editor
+    // (`cargo xtask go-bindings wit .`), are rebuilt by every build: not sources.
+    (".gitignore", "build/\n*.wasm\n/wit_exports.go\n/toolhost_tool_*/\n", false),
+];
+
 /// The language of a new tool project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -62,11 +84,13 @@ pub enum Lang {
     Python,
     /// C through zig's clang and wit-bindgen (`./build.sh`).
     C,
+    /// Go through the stock Go toolchain for wasip1 and wit-bindgen (`./build.sh`).
+    Go,
 }
 
 impl Lang {
     /// Every language, in the order help texts list them.
-    pub const ALL: [Lang; 4] = [Lang::Rust, Lang::JavaScript, Lang::Python, Lang::C];
+    pub const ALL: [Lang; 5] = [Lang::Rust, Lang::JavaScript, Lang::Python, Lang::C, Lang::Go];
 
     /// The name `--lang` takes.
     pub fn as_str(self) -> &'static str {
@@ -75,6 +99,7 @@ impl Lang {
             Lang::JavaScript => "js",
             Lang::Python => "python",
             Lang::C => "c",
+            Lang::Go => "go",
         }
     }
 
@@ -83,7 +108,7 @@ impl Lang {
         match self {
             Lang::Rust => "cargo build --target wasm32-wasip2 --release",
             Lang::JavaScript => "npm install && npm run build",
-            Lang::Python | Lang::C => "./build.sh",
+            Lang::Python | Lang::C | Lang::Go => "./build.sh",
         }
     }
 
@@ -101,6 +126,7 @@ impl Lang {
             Lang::JavaScript => JAVASCRIPT,
             Lang::Python => PYTHON,
             Lang::C => C,
+            Lang::Go => GO,
         }
     }
 }
@@ -114,6 +140,7 @@ impl std::str::FromStr for Lang {
             "js" | "javascript" => Ok(Lang::JavaScript),
             "python" | "py" => Ok(Lang::Python),
             "c" => Ok(Lang::C),
+            "go" | "golang" => Ok(Lang::Go),
             _ => Err(ScaffoldError::UnknownLang(text.to_owned())),
         }
     }
@@ -131,7 +158,7 @@ pub enum ScaffoldError {
     /// The name is not a valid namespace name (it becomes the tools' namespace).
     #[error("{0}")]
     InvalidName(String),
-    #[error("unknown language `{0}`: use rust, js, python or c")]
+    #[error("unknown language `{0}`: use rust, js, python, c or go")]
     /// The language is none of [`Lang::ALL`].
     UnknownLang(String),
     #[error("{} already exists and is not empty", .0.display())]
@@ -181,8 +208,8 @@ pub fn scaffold(name: &str, lang: Lang, dir: &Path) -> Result<Vec<PathBuf>, Scaf
     Ok(written)
 }
 
-/// The toolhost checkout this binary was built from (the Rust SDK and the C build
-/// helper live there).
+/// The toolhost checkout this binary was built from (the Rust SDK, the C and Go build
+/// helpers and Go's runtime package live there).
 fn toolhost_checkout() -> PathBuf {
     let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     raw.canonicalize().unwrap_or(raw)
@@ -218,13 +245,25 @@ mod tests {
 
     #[test]
     fn every_language_writes_its_files_with_no_placeholder_left() {
-        let expected: [(Lang, &[&str]); 4] = [
+        let expected: [(Lang, &[&str]); 5] = [
             (Lang::Rust, &[".gitignore", "Cargo.toml", "README.md", "src/lib.rs"]),
             (Lang::JavaScript, &[".gitignore", "README.md", "package.json", "tool.js", "wit/tool.wit"]),
             (Lang::Python, &[".gitignore", "README.md", "app.py", "build.sh", "wit/tool.wit"]),
             (
                 Lang::C,
                 &[".gitignore", "README.md", "build.sh", "src/json.c", "src/json.h", "src/tool.c", "wit/tool.wit"],
+            ),
+            (
+                Lang::Go,
+                &[
+                    ".gitignore",
+                    "README.md",
+                    "build.sh",
+                    "export_toolhost_tool_toolbox/contract.go",
+                    "export_toolhost_tool_toolbox/tool.go",
+                    "go.mod",
+                    "wit/tool.wit",
+                ],
             ),
         ];
         for (lang, files) in expected {
@@ -248,7 +287,7 @@ mod tests {
 
     #[test]
     fn projects_built_from_wit_carry_the_contract() {
-        for lang in [Lang::JavaScript, Lang::Python, Lang::C] {
+        for lang in [Lang::JavaScript, Lang::Python, Lang::C, Lang::Go] {
             let temp = tempfile::tempdir().unwrap();
             scaffold("greeter", lang, temp.path()).unwrap();
             assert_eq!(read(temp.path(), "wit/tool.wit"), WIT, "{lang}");
@@ -284,13 +323,31 @@ mod tests {
         let build = read(temp.path(), "build.sh");
         assert!(build.contains("build-c \"$PWD\" \"$PWD/unit-tools.wasm\""), "{build}");
         assert!(build.contains(&toolhost_checkout().to_string_lossy().replace('\\', "/")), "{build}");
+
+        let temp = tempfile::tempdir().unwrap();
+        scaffold("unit-tools", Lang::Go, temp.path()).unwrap();
+        let build = read(temp.path(), "build.sh");
+        assert!(build.contains("build-go \"$PWD\" \"$PWD/unit-tools.wasm\""), "{build}");
+        let checkout = toolhost_checkout().to_string_lossy().replace('\\', "/");
+        assert!(build.contains(&checkout), "{build}");
+        // The generated bindings import their packages as `wit_component/…`.
+        let module = read(temp.path(), "go.mod");
+        assert!(module.starts_with("module wit_component\n"), "{module}");
+        assert!(
+            module.contains(&format!("replace go.bytecodealliance.org/pkg => {checkout}/xtask/go-pkg\n")),
+            "{module}"
+        );
+        assert!(
+            read(temp.path(), "export_toolhost_tool_toolbox/tool.go").contains("is unit-tools, a toolhost toolbox")
+        );
+        assert_eq!(Lang::Go.component_path("unit-tools"), Path::new("unit-tools.wasm"));
     }
 
     #[cfg(unix)]
     #[test]
     fn build_scripts_are_executable() {
         use std::os::unix::fs::PermissionsExt;
-        for lang in [Lang::Python, Lang::C] {
+        for lang in [Lang::Python, Lang::C, Lang::Go] {
             let temp = tempfile::tempdir().unwrap();
             scaffold("greeter", lang, temp.path()).unwrap();
             let mode = std::fs::metadata(temp.path().join("build.sh")).unwrap().permissions().mode();
@@ -324,6 +381,7 @@ mod tests {
         }
         assert_eq!("JavaScript".parse::<Lang>().unwrap(), Lang::JavaScript);
         assert_eq!("py".parse::<Lang>().unwrap(), Lang::Python);
-        assert!(matches!("go".parse::<Lang>(), Err(ScaffoldError::UnknownLang(_))));
+        assert_eq!("golang".parse::<Lang>().unwrap(), Lang::Go);
+        assert!(matches!("cobol".parse::<Lang>(), Err(ScaffoldError::UnknownLang(_))));
     }
 }

@@ -1,4 +1,4 @@
-//! `toolhost new NAME --lang rust|js|python|c`: each scaffolded project builds with the
+//! `toolhost new NAME --lang rust|js|python|c|go`: each scaffolded project builds with the
 //! one command it documents, installs into a tools directory, and its example tool
 //! answers, refuses nonsense and is held to its schema like any other tool.
 
@@ -114,6 +114,14 @@ async fn a_new_c_tool_builds_and_answers() {
     assert_greeter_works(Path::new(printed["component"].as_str().unwrap())).await;
 }
 
+#[tokio::test]
+async fn a_new_go_tool_builds_and_answers() {
+    let temp = tempfile::tempdir().unwrap();
+    let (dir, printed) = scaffold("go", temp.path());
+    build(&dir, &printed, &[]);
+    assert_greeter_works(Path::new(printed["component"].as_str().unwrap())).await;
+}
+
 #[test]
 fn new_refuses_a_bad_name_an_unknown_language_and_a_used_directory() {
     let temp = tempfile::tempdir().unwrap();
@@ -125,7 +133,7 @@ fn new_refuses_a_bad_name_an_unknown_language_and_a_used_directory() {
 
     let bad_lang = run(&["new", "greeter", "--lang", "cobol"]);
     assert_eq!(bad_lang.status.code(), Some(2), "a usage error");
-    assert!(String::from_utf8_lossy(&bad_lang.stderr).contains("use rust, js, python or c"));
+    assert!(String::from_utf8_lossy(&bad_lang.stderr).contains("use rust, js, python, c or go"));
 
     std::fs::create_dir(temp.path().join("greeter")).unwrap();
     std::fs::write(temp.path().join("greeter/notes.txt"), "mine").unwrap();
