@@ -110,7 +110,9 @@ pub fn generate_bindings(wit: &Path, world: &str, out_dir: &Path) -> Result<Vec<
         // Formatting would look for `gofmt` on the PATH; `build` formats the files with the
         // pinned toolchain's instead, so the result does not depend on the machine.
         format: wit_bindgen_go::Format::False,
-        // Otherwise the generator prints an empty line of warnings on every run.
+        // Its only warnings are about resource methods and variant cases it renames to
+        // avoid its own reserved names (`Tag`, `Drop`, …); unquieted, it also prints an
+        // empty line on every run.
         quiet: true,
         ..Default::default()
     };
