@@ -7,6 +7,9 @@ use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
+#[path = "support/wire.rs"]
+pub mod wire;
+
 /// Directory holding every component built for this test run.
 pub fn guest_dir() -> PathBuf {
     PathBuf::from(env!("TOOLHOST_GUEST_DIR"))
