@@ -270,6 +270,28 @@ pub async fn next_change(
         .expect("change channel open")
 }
 
+/// The compilers whose code every limit and grant is tested on: Winch's baseline code
+/// and Cranelift's optimized code.
+pub const TIERS: [toolhost::Tiering; 2] = [toolhost::Tiering::BaselineOnly, toolhost::Tiering::OptimizedOnly];
+
+/// A host builder whose components run on the code of one compiler, compiling without
+/// a cache (a cached component would bring Cranelift's code whatever the tiering).
+pub fn builder_on(tiering: toolhost::Tiering) -> toolhost::ToolHostBuilder {
+    toolhost::ToolHost::builder()
+        .engine_settings(toolhost::EngineSettings { tiering, ..toolhost::EngineSettings::default() })
+        .compile_cache(toolhost::CacheSetting::Disabled)
+}
+
+/// Waits until the background compile replaced every component's baseline code, failing
+/// the test after a minute.
+pub async fn wait_until_optimized(host: &toolhost::ToolHost) {
+    let started = std::time::Instant::now();
+    while host.optimizations_pending() > 0 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the optimizing compiles did not finish");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// Writes a file atomically: a temporary file in the same directory, then a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) {
     let temporary = path.with_extension("partial-write");

@@ -23,7 +23,8 @@ use crate::host::ToolHost;
 use crate::names::NameForm;
 use crate::native::{NativeTool, ToolError};
 use crate::policy::{Approval, ApprovalRequest, Caller};
-use crate::registry::component::{ComponentCode, LoadedComponent};
+use crate::registry::component::LoadedComponent;
+use crate::registry::resident::CodeKind;
 use crate::registry::{Snapshot, ToolEntry, ToolSource};
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
@@ -223,22 +224,26 @@ impl ToolHost {
         report: &mut CallReport,
     ) -> Result<Produced, CallError> {
         let tool = || entry.full_name.clone();
+        let loader = self.core.loader();
+        let code = component.resident.code(|| loader.restore(component)).await.map_err(|reason| CallError::Host {
+            tool: tool(),
+            message: format!("its code cannot be loaded: {reason}"),
+        })?;
         let input_text;
-        let operation = match &component.code {
-            ComponentCode::Toolbox(pre) => {
+        let operation = match &code.kind {
+            CodeKind::Toolbox(pre) => {
                 input_text = input.to_string();
                 report.input_bytes = input_text.len() as u64;
                 Operation::Call { pre, tool: &entry.def().name, input: &input_text }
             }
-            ComponentCode::Plain { pre, functions } => {
-                let function = &functions[index];
+            CodeKind::Plain { pre, calls } => {
                 report.input_bytes = serde_json::to_vec(input).map_or(0, |bytes| bytes.len() as u64);
-                let params = function.params(&entry.full_name, input)?;
-                Operation::Invoke { pre, export: &function.export, params, results: function.result_count() }
+                let params = calls[index].params(&entry.full_name, input)?;
+                Operation::Invoke { pre, export: &calls[index].export, params, results: calls[index].result_count() }
             }
         };
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
-        let run = sandbox::run(&self.core.engine, label, &component.limits, component.grants.clone(), operation).await;
+        let run = sandbox::run(&code.engine, label, &component.limits, component.grants.clone(), operation).await;
         report.fuel_consumed = run.fuel_consumed;
         log_captured(&entry.full_name, &run.output);
         report.captured = run.output;
@@ -250,9 +255,11 @@ impl ToolHost {
                 violations: vec![Violation { pointer: String::new(), reason }],
             }),
             Returned::Call(Err(GuestToolError::Failed(message))) => Err(CallError::Failed { tool: tool(), message }),
-            Returned::Values(values) => match component.plain_function(index) {
-                Some(function) => function.output(&entry.full_name, &values).map(Produced::Value),
-                None => Err(CallError::Host { tool: tool(), message: "values from a toolbox component".into() }),
+            Returned::Values(values) => match &code.kind {
+                CodeKind::Plain { calls, .. } => calls[index].output(&entry.full_name, &values).map(Produced::Value),
+                CodeKind::Toolbox(_) => {
+                    Err(CallError::Host { tool: tool(), message: "values from a toolbox component".into() })
+                }
             },
             Returned::Tools(_) => {
                 Err(CallError::Host { tool: tool(), message: "the guest answered a call with a tool list".into() })

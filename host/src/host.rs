@@ -2,14 +2,13 @@
 //! read, and everything that changes it (reloads, the watcher, the policy).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
 use wasmtime::Engine;
-use wasmtime::component::Linker;
 
 use crate::audit::{Audit, CallRecord};
 use crate::error::{BuildError, CallError, LoadError};
@@ -19,26 +18,86 @@ use crate::registry::cache::{self, CompileCache};
 use crate::registry::component::LoadedComponent;
 use crate::registry::load::{self, LoadProgress, ProgressFn};
 use crate::registry::loader::Loader;
+use crate::registry::optimize::Optimizer;
+use crate::registry::resident;
 use crate::registry::watch::{self, WatchError, WatchHandle};
 use crate::registry::{Layer, Listing, NativeSlot, RegistryChange, Snapshot, ToolDescription};
-use crate::sandbox::engine::{self, EngineSettings, EpochTicker};
+use crate::sandbox::TierEngine;
+use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
-use crate::sandbox::{self, SandboxState};
 use crate::serve::definitions::{self, ExportFormat};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
-    pub engine: Engine,
-    pub linker: Linker<SandboxState>,
+    /// Cranelift's engine: the code of the compile cache, and every component's code in
+    /// the end.
+    pub optimized: TierEngine,
+    /// Winch's engine, for the first calls of a component the cache does not hold;
+    /// created when first needed (a host whose cache holds everything never needs it).
+    baseline: OnceLock<Option<TierEngine>>,
+    settings: EngineSettings,
+    pub tiering: Tiering,
     pub defaults: Limits,
     pub ceilings: Ceilings,
     pub cache: Option<CompileCache>,
-    _epoch: EpochTicker,
+    /// Replaces baseline code in the background (tiered hosts only).
+    pub optimizer: Option<Optimizer>,
+    epoch: EpochTicker,
 }
 
 impl Core {
-    pub fn loader(&self) -> Loader<'_> {
-        Loader { engine: &self.engine, linker: &self.linker, cache: self.cache.as_ref() }
+    pub fn loader(self: &Arc<Self>) -> Loader<'_> {
+        Loader { core: self }
+    }
+
+    /// The engine of `tier`.
+    pub fn engine(&self, tier: Tier) -> &TierEngine {
+        match tier {
+            Tier::Baseline => self.baseline().unwrap_or(&self.optimized),
+            Tier::Optimized => &self.optimized,
+        }
+    }
+
+    /// Winch's engine, unless the host compiles with Cranelift only (or Winch cannot run
+    /// here, which is logged once).
+    pub fn baseline(&self) -> Option<&TierEngine> {
+        if self.tiering == Tiering::OptimizedOnly {
+            return None;
+        }
+        self.baseline
+            .get_or_init(|| match TierEngine::new(&self.settings, Tier::Baseline) {
+                Ok(baseline) => {
+                    self.epoch.add(&baseline.engine);
+                    Some(baseline)
+                }
+                Err(e) => {
+                    tracing::warn!("components compile with Cranelift only: {e}");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// The optimizing engine, the clock that interrupts guests, and the background
+    /// compiler of a tiered host.
+    fn start(settings: &EngineSettings, cache: CacheSetting, defaults: Limits) -> Result<Arc<Core>, BuildError> {
+        let optimized = TierEngine::new(settings, Tier::Optimized)?;
+        let epoch = EpochTicker::start(&optimized.engine).map_err(BuildError::EpochThread)?;
+        let cache = open_cache(cache, &optimized.engine);
+        let tiering = settings.tiering;
+        Ok(Arc::new_cyclic(|core| Core {
+            optimizer: (tiering == Tiering::Tiered).then(|| Optimizer::start(core.clone())).and_then(|started| {
+                started.inspect_err(|e| tracing::warn!("baseline code stays: no optimizing thread: {e}")).ok()
+            }),
+            optimized,
+            baseline: OnceLock::new(),
+            settings: settings.clone(),
+            tiering,
+            defaults,
+            ceilings: Ceilings::of(settings),
+            cache,
+            epoch,
+        }))
     }
 }
 
@@ -165,12 +224,7 @@ impl ToolHostBuilder {
     /// host itself cannot run: settings out of range, no epoch thread, an audit log that
     /// cannot be opened.
     pub async fn build(self) -> Result<ToolHost, BuildError> {
-        let engine = engine::new_engine(&self.engine)?;
-        let linker = sandbox::new_linker(&engine)?;
-        let epoch = EpochTicker::start(&engine).map_err(BuildError::EpochThread)?;
-        let cache = open_cache(self.cache, &engine);
-        let ceilings = Ceilings::of(&self.engine);
-        let core = Arc::new(Core { engine, linker, defaults: self.defaults, ceilings, cache, _epoch: epoch });
+        let core = Core::start(&self.engine, self.cache, self.defaults)?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
         let mut natives = Vec::with_capacity(self.natives.len());
@@ -178,11 +232,13 @@ impl ToolHostBuilder {
             natives.push(native_slot(&self.layers, &layer, tool, self.defaults).map_err(BuildError::NativeTool)?);
         }
         let snapshot = load::build_snapshot(&core, &self.layers, None, natives, self.progress.as_ref()).await;
+        let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
+        drop_idle_code(Arc::downgrade(&snapshot), self.engine.drop_idle_code_after);
         let (changes, _) = tokio::sync::broadcast::channel(64);
         Ok(ToolHost {
             core,
             layers: self.layers.into(),
-            snapshot: Arc::new(ArcSwap::from_pointee(snapshot)),
+            snapshot,
             reload_lock: Arc::default(),
             changes,
             progress: self.progress,
@@ -193,6 +249,31 @@ impl ToolHostBuilder {
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
         })
     }
+}
+
+/// Drops the native code of the served components that no call used for `idle`, every
+/// quarter of that, for as long as the host lives.
+fn drop_idle_code(snapshot: std::sync::Weak<ArcSwap<Snapshot>>, idle: Duration) {
+    let period = (idle / 4).max(Duration::from_millis(250));
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(period);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let Some(snapshot) = snapshot.upgrade() else { return };
+            let dropped = snapshot
+                .load()
+                .components
+                .iter()
+                .filter_map(|slot| slot.loaded.as_ref())
+                .filter(|component| component.resident.evict_if_idle(idle))
+                .count();
+            if dropped > 0 {
+                resident::return_freed_memory();
+                tracing::debug!(dropped, "native code of idle components dropped");
+            }
+        }
+    });
 }
 
 /// A native tool placed in the layer named `layer`, with the host's default limits.
@@ -315,6 +396,12 @@ impl ToolHost {
         self.snapshot.load_full()
     }
 
+    /// Components whose baseline code is still waiting for the background compile that
+    /// replaces it with optimized code.
+    pub fn optimizations_pending(&self) -> usize {
+        self.core.optimizer.as_ref().map_or(0, Optimizer::pending)
+    }
+
     /// Components that could not be loaded, and why.
     pub fn load_errors(&self) -> Vec<LoadError> {
         self.snapshot.load().load_errors().cloned().collect()
@@ -324,7 +411,7 @@ impl ToolHost {
     /// beside it (`<name>.toml`) when there is one.
     pub async fn inspect_file(&self, path: &Path) -> Result<LoadedComponent, LoadError> {
         let manifest = path.with_extension("toml");
-        load::load_file(&self.core, path, manifest.is_file().then_some(manifest.as_path())).await
+        load::inspect_file(&self.core, path, manifest.is_file().then_some(manifest.as_path())).await
     }
 
     /// The layers this host serves, highest precedence first.

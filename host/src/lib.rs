@@ -65,7 +65,7 @@ pub use crate::registry::{
     ComponentSlot, Conflict, DEFAULT_ROOT, Layer, Listing, NativeSlot, Overridden, RegistryChange, Snapshot,
     SourceKind, ToolDescription, ToolEntry, ToolSource,
 };
-pub use crate::sandbox::engine::EngineSettings;
+pub use crate::sandbox::engine::{EngineSettings, Tier, Tiering};
 pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};
 pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, TABLE_ELEMENTS_LIMIT};
 pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};

@@ -15,7 +15,8 @@ use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::{Value, json};
 use toolhost::{
-    CacheSetting, CallError, Caller, ExportFormat, HostConfig, LoadProgress, ToolHost, ToolHostBuilder, Violation, exit,
+    CacheSetting, CallError, Caller, ExportFormat, HostConfig, LoadProgress, Tiering, ToolHost, ToolHostBuilder,
+    Violation, exit,
 };
 
 #[derive(Parser)]
@@ -176,13 +177,23 @@ struct HostOptions {
     caller: Caller,
 }
 
+/// How long a host lives: one command, or serving until stopped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lifetime {
+    /// Exits after one answer: compiling with Cranelift at once fills the compile cache
+    /// for the next run, where a background compile would be cut short.
+    OneShot,
+    /// Serves until stopped: the configuration's tiering.
+    Serving,
+}
+
 impl HostOptions {
     /// A host serving the configured layers, or `dir` (and `--root`s) in their place.
-    async fn build(&self, dir: Option<PathBuf>) -> anyhow::Result<ToolHost> {
+    async fn build(&self, dir: Option<PathBuf>, lifetime: Lifetime) -> anyhow::Result<ToolHost> {
         let config = HostConfig::find(self.config.as_deref())?.unwrap_or_default();
         let roots: Vec<PathBuf> = dir.into_iter().chain(self.roots.iter().cloned()).collect();
         let layers = config.layers_with(&roots, self.stdlib.as_deref());
-        let builder = self.settings(HostConfig { layers, ..config });
+        let builder = self.settings(HostConfig { layers, ..config }, lifetime);
         Ok(builder.build().await?)
     }
 
@@ -190,10 +201,13 @@ impl HostOptions {
     /// inspecting one file loads nothing else.
     async fn build_without_layers(&self) -> anyhow::Result<ToolHost> {
         let config = HostConfig::find(self.config.as_deref())?.unwrap_or_default();
-        Ok(self.settings(HostConfig { layers: Vec::new(), ..config }).build().await?)
+        Ok(self.settings(HostConfig { layers: Vec::new(), ..config }, Lifetime::OneShot).build().await?)
     }
 
-    fn settings(&self, config: HostConfig) -> ToolHostBuilder {
+    fn settings(&self, mut config: HostConfig, lifetime: Lifetime) -> ToolHostBuilder {
+        if lifetime == Lifetime::OneShot {
+            config.engine.tiering = Tiering::OptimizedOnly;
+        }
         let mut builder = config.builder();
         if self.no_cache {
             builder = builder.compile_cache(CacheSetting::Disabled);
@@ -228,7 +242,7 @@ fn new_project(name: &str, lang: toolhost::scaffold::Lang, dir: Option<PathBuf>)
 }
 
 async fn list(options: &HostOptions, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let host = options.build(dir).await?;
+    let host = options.build(dir, Lifetime::OneShot).await?;
     print_json(&serde_json::to_value(host.listing())?);
     Ok(ExitCode::SUCCESS)
 }
@@ -248,7 +262,7 @@ async fn inspect(options: &HostOptions, file: PathBuf) -> anyhow::Result<ExitCod
 }
 
 async fn export(options: &HostOptions, format: ExportFormat, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let host = options.build(dir).await?;
+    let host = options.build(dir, Lifetime::OneShot).await?;
     print_json(&host.export(format, &options.caller));
     Ok(ExitCode::SUCCESS)
 }
@@ -279,7 +293,7 @@ async fn call(
             return Ok(report_error(&CallError::InputInvalid { tool: name, violations }));
         }
     };
-    let host = options.build(dir).await?;
+    let host = options.build(dir, Lifetime::OneShot).await?;
     for error in host.load_errors() {
         eprintln!("warning: {error}");
     }
@@ -313,7 +327,7 @@ async fn serve(
     http: Option<String>,
     allow_hosts: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
-    let host = options.build(dir).await?;
+    let host = options.build(dir, Lifetime::Serving).await?;
     for error in host.load_errors() {
         eprintln!("warning: {error}");
     }

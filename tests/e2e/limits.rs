@@ -1,18 +1,23 @@
 //! Per-call limits (fuel, time, memory, stack, output, logs): each hostile guest gets its
-//! exact typed error, and a normal call right after it succeeds.
+//! exact typed error, and a normal call right after it succeeds, on the code of either
+//! compiler (Winch's baseline code and Cranelift's optimized code).
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolhost::{CallError, MemoryResource, ToolHost};
-use toolhost_tests::ToolsDir;
+use toolhost::{CallError, MemoryResource, Tier, Tiering, ToolHost};
+use toolhost_tests::{TIERS, ToolsDir, builder_on};
 
-/// A host with the examples and the hostile toolbox under `manifest`.
-async fn hostile_host(manifest: &str) -> (ToolsDir, ToolHost) {
+/// A host with the examples and the hostile toolbox under `manifest`, on the code of
+/// one compiler.
+async fn hostile_host(manifest: &str, tiering: Tiering) -> (ToolsDir, ToolHost) {
     let tools = ToolsDir::with_examples();
     tools.install("hostile", "hostile", "hostile");
     tools.manifest("hostile", "hostile", manifest);
-    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    let host = builder_on(tiering).root(tools.path()).build().await.expect("host builds");
+    let tier = host.snapshot().tools["hostile/spin"].source.component().unwrap().tier();
+    let expected = if tiering == Tiering::BaselineOnly { Tier::Baseline } else { Tier::Optimized };
+    assert_eq!(tier, Some(expected), "{tiering:?}");
     assert_eq!(host.load_errors(), vec![]);
     (tools, host)
 }
@@ -24,93 +29,112 @@ async fn assert_still_serving(host: &ToolHost) {
 
 #[tokio::test]
 async fn an_endless_loop_runs_out_of_fuel_and_reports_what_it_burned() {
-    let (_tools, host) = hostile_host("[limits]\nfuel = 20_000_000\ntimeout = \"30s\"\n").await;
-    let report = host.call_detailed("hostile/spin", json!({})).await;
-    assert_eq!(report.outcome, Err(CallError::OutOfFuel { tool: "hostile/spin".into(), limit: 20_000_000 }));
-    assert_eq!(report.fuel_consumed, 20_000_000, "the whole budget was burned");
-    let ok = host.call_detailed("hostile/echo", json!({})).await;
-    assert!(ok.fuel_consumed > 0 && ok.fuel_consumed < 20_000_000, "fuel reported on success: {}", ok.fuel_consumed);
-    assert_still_serving(&host).await;
+    for tiering in TIERS {
+        let (_tools, host) = hostile_host("[limits]\nfuel = 20_000_000\ntimeout = \"30s\"\n", tiering).await;
+        let report = host.call_detailed("hostile/spin", json!({})).await;
+        assert_eq!(report.outcome, Err(CallError::OutOfFuel { tool: "hostile/spin".into(), limit: 20_000_000 }));
+        assert_eq!(report.fuel_consumed, 20_000_000, "the whole budget was burned");
+        let ok = host.call_detailed("hostile/echo", json!({})).await;
+        assert!(
+            ok.fuel_consumed > 0 && ok.fuel_consumed < 20_000_000,
+            "fuel reported on success: {}",
+            ok.fuel_consumed
+        );
+        assert_still_serving(&host).await;
+    }
 }
 
 #[tokio::test]
 async fn an_endless_loop_with_fuel_to_burn_is_stopped_by_the_clock() {
-    let (_tools, host) = hostile_host("[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"300ms\"\n").await;
-    let started = Instant::now();
-    let error = host.call("hostile/spin", json!({})).await.unwrap_err();
-    let elapsed = started.elapsed();
-    assert_eq!(error, CallError::Timeout { tool: "hostile/spin".into(), limit: Duration::from_millis(300) });
-    assert!(elapsed >= Duration::from_millis(300), "stopped at the deadline, not before: {elapsed:?}");
-    assert_still_serving(&host).await;
+    for tiering in TIERS {
+        let (_tools, host) =
+            hostile_host("[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"300ms\"\n", tiering).await;
+        let started = Instant::now();
+        let error = host.call("hostile/spin", json!({})).await.unwrap_err();
+        let elapsed = started.elapsed();
+        assert_eq!(error, CallError::Timeout { tool: "hostile/spin".into(), limit: Duration::from_millis(300) });
+        assert!(elapsed >= Duration::from_millis(300), "stopped at the deadline, not before: {elapsed:?}");
+        assert_still_serving(&host).await;
+    }
 }
 
 #[tokio::test]
 async fn a_memory_bomb_hits_the_memory_limit() {
-    let (_tools, host) = hostile_host("[limits]\nmemory = \"16 MiB\"\n").await;
-    let error = host.call("hostile/memory_bomb", json!({})).await.unwrap_err();
-    assert_eq!(
-        error,
-        CallError::MemoryLimit {
-            tool: "hostile/memory_bomb".into(),
-            resource: MemoryResource::LinearMemory,
-            limit: 16 << 20
-        }
-    );
-    assert_still_serving(&host).await;
+    for tiering in TIERS {
+        let (_tools, host) = hostile_host("[limits]\nmemory = \"16 MiB\"\n", tiering).await;
+        let error = host.call("hostile/memory_bomb", json!({})).await.unwrap_err();
+        assert_eq!(
+            error,
+            CallError::MemoryLimit {
+                tool: "hostile/memory_bomb".into(),
+                resource: MemoryResource::LinearMemory,
+                limit: 16 << 20
+            }
+        );
+        assert_still_serving(&host).await;
+    }
 }
 
 #[tokio::test]
 async fn unbounded_recursion_is_a_trap_not_a_crash() {
-    let (_tools, host) = hostile_host("").await;
-    let error = host.call("hostile/recurse", json!({})).await.unwrap_err();
-    assert!(matches!(&error, CallError::Trap { tool, .. } if tool == "hostile/recurse"), "{error:?}");
-    assert_still_serving(&host).await;
+    for tiering in TIERS {
+        let (_tools, host) = hostile_host("", tiering).await;
+        let error = host.call("hostile/recurse", json!({})).await.unwrap_err();
+        assert!(matches!(&error, CallError::Trap { tool, .. } if tool == "hostile/recurse"), "{error:?}");
+        assert_still_serving(&host).await;
+    }
 }
 
 #[tokio::test]
 async fn output_over_the_limit_is_refused() {
-    let (_tools, host) = hostile_host("[limits]\nmax_output = \"4 KiB\"\n").await;
-    let fits = host.call("hostile/huge_output", json!({ "bytes": 1000 })).await.unwrap();
-    assert_eq!(fits["text"].as_str().unwrap().len(), 1000);
-    let error = host.call("hostile/huge_output", json!({ "bytes": 100_000 })).await.unwrap_err();
-    assert_eq!(error, CallError::OutputTooLarge { tool: "hostile/huge_output".into(), size: 100_011, limit: 4096 });
-    assert_still_serving(&host).await;
+    for tiering in TIERS {
+        let (_tools, host) = hostile_host("[limits]\nmax_output = \"4 KiB\"\n", tiering).await;
+        let fits = host.call("hostile/huge_output", json!({ "bytes": 1000 })).await.unwrap();
+        assert_eq!(fits["text"].as_str().unwrap().len(), 1000);
+        let error = host.call("hostile/huge_output", json!({ "bytes": 100_000 })).await.unwrap_err();
+        assert_eq!(error, CallError::OutputTooLarge { tool: "hostile/huge_output".into(), size: 100_011, limit: 4096 });
+        assert_still_serving(&host).await;
+    }
 }
 
 #[tokio::test]
 async fn a_log_flood_is_truncated_with_a_note_and_the_call_succeeds() {
-    let (_tools, host) = hostile_host("[limits]\nmax_log = \"8 KiB\"\n").await;
-    let report = host.call_detailed("hostile/log_flood", json!({ "bytes": 2_000_000 })).await;
-    assert_eq!(report.outcome, Ok(json!({})));
-    let captured = &report.captured;
-    let kept =
-        captured.stdout.len() + captured.stderr.len() + captured.log.iter().map(|l| l.message.len()).sum::<usize>();
-    assert!(kept <= 8 << 10, "kept {kept} bytes");
-    assert!(captured.dropped_bytes > 1_900_000, "dropped {}", captured.dropped_bytes);
-    assert!(captured.stdout.starts_with("flood flood"), "{:?}", &captured.stdout[..20.min(captured.stdout.len())]);
-    assert_still_serving(&host).await;
+    for tiering in TIERS {
+        let (_tools, host) = hostile_host("[limits]\nmax_log = \"8 KiB\"\n", tiering).await;
+        let report = host.call_detailed("hostile/log_flood", json!({ "bytes": 2_000_000 })).await;
+        assert_eq!(report.outcome, Ok(json!({})));
+        let captured = &report.captured;
+        let kept =
+            captured.stdout.len() + captured.stderr.len() + captured.log.iter().map(|l| l.message.len()).sum::<usize>();
+        assert!(kept <= 8 << 10, "kept {kept} bytes");
+        assert!(captured.dropped_bytes > 1_900_000, "dropped {}", captured.dropped_bytes);
+        assert!(captured.stdout.starts_with("flood flood"), "{:?}", &captured.stdout[..20.min(captured.stdout.len())]);
+        assert_still_serving(&host).await;
+    }
 }
 
 #[tokio::test]
 async fn ten_hostile_calls_at_once_do_not_starve_a_normal_call() {
-    let (_tools, host) = hostile_host("[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"3s\"\n").await;
-    let spinners: Vec<_> = (0..10)
-        .map(|_| {
-            let host = host.clone();
-            tokio::spawn(async move { host.call("hostile/spin", json!({})).await })
-        })
-        .collect();
-    // Let the spinners occupy every executor thread first.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let started = Instant::now();
-    let normal = host.call("math/add", json!({ "numbers": [1, 1] })).await;
-    let elapsed = started.elapsed();
-    assert_eq!(normal, Ok(json!({ "value": 2.0 })));
-    // math/add runs under the default 5 s limit; it must finish well inside it while
-    // the spinners still run (they stop only at 3 s).
-    assert!(elapsed < Duration::from_secs(2), "a normal call waited {elapsed:?} behind spinning guests");
-    for spinner in spinners {
-        assert!(matches!(spinner.await.unwrap(), Err(CallError::Timeout { .. })));
+    for tiering in TIERS {
+        let (_tools, host) = hostile_host("[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"3s\"\n", tiering).await;
+        let spinners: Vec<_> = (0..10)
+            .map(|_| {
+                let host = host.clone();
+                tokio::spawn(async move { host.call("hostile/spin", json!({})).await })
+            })
+            .collect();
+        // Let the spinners occupy every executor thread first.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let started = Instant::now();
+        let normal = host.call("math/add", json!({ "numbers": [1, 1] })).await;
+        let elapsed = started.elapsed();
+        assert_eq!(normal, Ok(json!({ "value": 2.0 })));
+        // math/add runs under the default 5 s limit; it must finish well inside it while
+        // the spinners still run (they stop only at 3 s).
+        assert!(elapsed < Duration::from_secs(2), "a normal call waited {elapsed:?} behind spinning guests");
+        for spinner in spinners {
+            assert!(matches!(spinner.await.unwrap(), Err(CallError::Timeout { .. })));
+        }
+        assert_still_serving(&host).await;
     }
-    assert_still_serving(&host).await;
 }

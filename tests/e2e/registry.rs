@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolhost::{CacheSetting, CallError, Layer, ToolHost};
-use toolhost_tests::{ToolsDir, component, next_change, with_custom_section, write_atomically};
+use toolhost::{CacheSetting, CallError, EngineSettings, Layer, Tier, ToolHost};
+use toolhost_tests::{ToolsDir, component, next_change, wait_until_optimized, with_custom_section, write_atomically};
 
 fn layer(name: &str, tools: &ToolsDir, stdlib: bool) -> Layer {
     Layer { name: name.into(), root: Some(tools.path().to_owned()), stdlib }
@@ -95,26 +95,35 @@ async fn the_compile_cache_serves_a_restart_and_survives_corruption() {
         || ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Dir(cache.path().to_owned())).build();
 
     let first = build().await.unwrap();
-    assert!(!first.snapshot().tools["text/slugify"].source.component().unwrap().from_cache, "first load compiles");
+    let compiled = first.snapshot().tools["text/slugify"].source.component().unwrap().clone();
+    assert!(!compiled.from_cache, "first load compiles");
+    assert_eq!(compiled.tier(), Some(Tier::Baseline), "with Winch first");
+    wait_until_optimized(&first).await;
+    assert_eq!(compiled.tier(), Some(Tier::Optimized), "then Cranelift's code replaces Winch's");
     let second = build().await.unwrap();
     let cached = second.snapshot().tools["text/slugify"].source.component().unwrap().clone();
     assert!(cached.from_cache, "a restart loads native code from the cache");
     assert_eq!(second.call("text/slugify", json!({ "text": "A B" })).await.unwrap(), json!({ "slug": "a-b" }));
 
-    // Corrupt every entry: the next load detects it, recompiles and serves.
+    // Corrupt every entry: the next load detects it, recompiles and serves. (Replaced,
+    // not written in place: the hosts above map their entries, and nothing but a
+    // rename ever changes an entry.)
     let mut entries = 0;
     for engine_dir in std::fs::read_dir(cache.path()).unwrap() {
         for entry in std::fs::read_dir(engine_dir.unwrap().path()).unwrap() {
             let path = entry.unwrap().path();
-            let mut data = std::fs::read(&path).unwrap();
-            let middle = data.len() / 2;
-            data[middle] ^= 0xff;
-            std::fs::write(&path, data).unwrap();
-            entries += 1;
+            if path.extension().is_some_and(|extension| extension == "cwasm") {
+                let mut data = std::fs::read(&path).unwrap();
+                let middle = data.len() / 2;
+                data[middle] ^= 0xff;
+                write_atomically(&path, &data);
+                entries += 1;
+            }
         }
     }
     assert_eq!(entries, 1);
     let third = build().await.unwrap();
+    wait_until_optimized(&third).await;
     assert!(
         !third.snapshot().tools["text/slugify"].source.component().unwrap().from_cache,
         "a corrupt entry is recompiled, not trusted"
@@ -338,4 +347,82 @@ async fn calls_never_fail_while_files_are_replaced_many_times() {
         total += caller.await.expect("no caller panicked");
     }
     assert!(total > 50, "the callers kept calling ({total} rounds)");
+}
+
+#[tokio::test]
+async fn optimized_code_replaces_baseline_code_without_harming_calls_in_flight() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    tools.manifest("hostile", "hostile", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"60s\"\n");
+    let host = ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Disabled).build().await.unwrap();
+    let component = host.snapshot().tools["hostile/busy"].source.component().unwrap().clone();
+    assert_eq!(component.tier(), Some(Tier::Baseline), "a component the cache does not hold starts on Winch's code");
+
+    // A call that runs on the baseline code for as long as the optimizing compile takes.
+    let iterations: u64 = 2_000_000_000;
+    let busy = tokio::spawn({
+        let host = host.clone();
+        async move { host.call("hostile/busy", json!({ "iterations": iterations })).await }
+    });
+    wait_until_optimized(&host).await;
+    assert_eq!(component.tier(), Some(Tier::Optimized));
+    assert!(!busy.is_finished(), "the call in flight outlived the switch, so the test shows what it claims");
+    let expected = json!({ "sum": iterations * (iterations - 1) / 2 });
+    assert_eq!(busy.await.unwrap(), Ok(expected.clone()), "and finished on the code it started on");
+    assert_eq!(host.call("hostile/busy", json!({ "iterations": iterations })).await, Ok(expected));
+    assert_eq!(host.call("hostile/count_calls", json!({})).await, Ok(json!({ "calls": 1 })), "fresh instance");
+}
+
+#[tokio::test]
+async fn idle_code_leaves_memory_and_the_next_call_maps_it_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let settings = EngineSettings { drop_idle_code_after: Duration::from_millis(200), ..EngineSettings::default() };
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .engine_settings(settings)
+        .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
+        .build()
+        .await
+        .unwrap();
+    wait_until_optimized(&host).await;
+    let component = host.snapshot().tools["math/add"].source.component().unwrap().clone();
+    assert_eq!(component.tier(), Some(Tier::Optimized));
+    assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await, Ok(json!({ "value": 3.0 })));
+
+    let started = std::time::Instant::now();
+    while component.tier().is_some() {
+        assert!(started.elapsed() < Duration::from_secs(10), "idle code was never dropped");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(host.call("math/add", json!({ "numbers": [2, 3] })).await, Ok(json!({ "value": 5.0 })));
+    assert_eq!(component.tier(), Some(Tier::Optimized), "mapped again from the compile cache");
+
+    // Without its cache entry the code comes back from the file, compiled again.
+    for entry in std::fs::read_dir(cache.path()).unwrap() {
+        std::fs::remove_dir_all(entry.unwrap().path()).unwrap();
+    }
+    while component.tier().is_some() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(host.call("math/add", json!({ "numbers": [3, 4] })).await, Ok(json!({ "value": 7.0 })));
+}
+
+#[tokio::test]
+async fn code_without_a_cache_entry_stays_resident() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let settings = EngineSettings { drop_idle_code_after: Duration::from_millis(50), ..EngineSettings::default() };
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .engine_settings(settings)
+        .compile_cache(CacheSetting::Disabled)
+        .build()
+        .await
+        .unwrap();
+    wait_until_optimized(&host).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let component = host.snapshot().tools["math/add"].source.component().unwrap().clone();
+    assert_eq!(component.tier(), Some(Tier::Optimized), "nothing could map it again, so it stays");
 }

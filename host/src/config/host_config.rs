@@ -20,6 +20,8 @@
 //! [engine]
 //! max_memory = "1 GiB"          # ceiling for any manifest's `memory`
 //! max_instances = 256           # instances alive at once
+//! tiering = "tiered"            # Winch first, Cranelift in the background; or "optimized"
+//! drop_idle_code_after = "60s"  # native code no call used this long leaves memory
 //!
 //! [cache]
 //! dir = "/var/cache/toolhost"   # or: enabled = false
@@ -41,7 +43,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::limits::RawLimits;
-use crate::config::units::{Problem, parse_size};
+use crate::config::units::{Problem, parse_duration, parse_size};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
@@ -118,6 +120,8 @@ struct RawLayer {
 struct RawEngine {
     max_memory: Option<Spanned<String>>,
     max_instances: Option<Spanned<u32>>,
+    tiering: Option<Spanned<String>>,
+    drop_idle_code_after: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -232,6 +236,14 @@ fn engine_settings(raw: RawEngine) -> Result<EngineSettings, Problem> {
             ));
         }
         engine.max_instances = max_instances.into_inner();
+    }
+    if let Some(tiering) = raw.tiering {
+        engine.tiering =
+            tiering.get_ref().parse().map_err(|e| Problem::at(tiering.span(), format!("`tiering`: {e}")))?;
+    }
+    if let Some(after) = raw.drop_idle_code_after {
+        engine.drop_idle_code_after = parse_duration(after.get_ref())
+            .map_err(|e| Problem::at(after.span(), format!("`drop_idle_code_after`: {e}")))?;
     }
     Ok(engine)
 }

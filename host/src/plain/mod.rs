@@ -52,17 +52,30 @@ use crate::schema::Schema;
 use docs::Docs;
 
 /// An exported function served as a tool.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlainFunction {
-    pub(crate) export: ComponentExportIndex,
     /// The interface it is exported in (its export name), or none at the top level.
     pub interface: Option<String>,
     /// The function's name in WIT.
     pub function: String,
     /// Its WIT signature.
     pub signature: String,
-    pub(crate) params: Vec<(String, Type)>,
-    pub(crate) result: Option<Type>,
+}
+
+/// How to call an exported function of one compiled component: where it is and its
+/// types, which belong to that compilation.
+#[derive(Debug)]
+pub(crate) struct PlainCall {
+    pub(crate) export: ComponentExportIndex,
+    params: Vec<(String, Type)>,
+    result: Option<Type>,
+}
+
+/// A plain component's tool: its definition, its function, and how to call it.
+pub(crate) struct PlainTool {
+    pub def: ToolDef,
+    pub function: PlainFunction,
+    pub call: PlainCall,
 }
 
 /// An exported function that is not served, and why.
@@ -76,7 +89,7 @@ pub struct SkippedExport {
 
 /// What a plain component offers.
 pub(crate) struct Reflected {
-    pub tools: Vec<(ToolDef, PlainFunction)>,
+    pub tools: Vec<PlainTool>,
     pub skipped: Vec<SkippedExport>,
 }
 
@@ -103,7 +116,7 @@ pub(crate) fn reflect(engine: &Engine, component: &Component, docs: &Docs) -> Re
     let mut skipped = Vec::new();
     let candidates = candidates(engine, component, &mut skipped);
     let colliding = |function: &str| candidates.iter().filter(|c| c.function == function).count() > 1;
-    let mut tools: Vec<(ToolDef, PlainFunction)> = Vec::new();
+    let mut tools: Vec<PlainTool> = Vec::new();
     for candidate in &candidates {
         let name = match (&candidate.interface, colliding(&candidate.function)) {
             (Some(interface), true) => format!("{}-{}", docs::short_interface_name(interface), candidate.function),
@@ -111,8 +124,8 @@ pub(crate) fn reflect(engine: &Engine, component: &Component, docs: &Docs) -> Re
         };
         let skip = |reason: String| SkippedExport { export: candidate.export_name(), reason };
         match tool(candidate, &name, docs) {
-            Ok(tool) if tools.iter().any(|(def, _)| def.name == name) => {
-                skipped.push(skip(format!("another export is served as `{}` already", tool.0.name)))
+            Ok(tool) if tools.iter().any(|served| served.def.name == name) => {
+                skipped.push(skip(format!("another export is served as `{}` already", tool.def.name)))
             }
             Ok(tool) => tools.push(tool),
             Err(reason) => skipped.push(skip(reason)),
@@ -162,7 +175,7 @@ const TOOLCHAIN_EXPORTS: &[(&str, &str, &str)] =
     &[("exports", "init", "componentize-py's pre-initialisation hook, called when the component is built")];
 
 /// The tool of one candidate, or why there is none.
-fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<(ToolDef, PlainFunction), String> {
+fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, String> {
     let internal = TOOLCHAIN_EXPORTS.iter().find(|(interface, function, _)| {
         candidate.interface.as_deref() == Some(*interface) && candidate.function == *function
     });
@@ -210,15 +223,9 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<(ToolDef, Plai
         input_schema: compile("input", input)?,
         output_schema: compile("output", output)?,
     };
-    let function = PlainFunction {
-        export,
-        interface: candidate.interface.clone(),
-        function: candidate.function.clone(),
-        signature,
-        params,
-        result,
-    };
-    Ok((def, function))
+    let function =
+        PlainFunction { interface: candidate.interface.clone(), function: candidate.function.clone(), signature };
+    Ok(PlainTool { def, function, call: PlainCall { export, params, result } })
 }
 
 fn generated_description(candidate: &Candidate, signature: &str) -> String {
@@ -228,7 +235,7 @@ fn generated_description(candidate: &Candidate, signature: &str) -> String {
     }
 }
 
-impl PlainFunction {
+impl PlainCall {
     /// The arguments of a call, in parameter order, from an input that passed the
     /// tool's schema.
     pub(crate) fn params(&self, tool: &str, input: &Value) -> Result<Vec<Val>, CallError> {

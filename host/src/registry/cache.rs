@@ -4,8 +4,14 @@
 //! Entries live in `<dir>/<engine key>/<content hash>.cwasm`. The engine key covers the
 //! wasmtime version and every engine setting that shapes machine code (fuel, epochs,
 //! target, ...), so an entry is only ever read by an engine that could have written it.
-//! Each entry carries a BLAKE3 checksum of its payload: a torn or corrupted file is
-//! detected, deleted and recompiled, never handed to wasmtime.
+//! Each entry has a BLAKE3 checksum beside it (`<content hash>.sum`): a torn or corrupted
+//! file is detected, deleted and recompiled, never handed to wasmtime.
+//!
+//! An entry is the artifact exactly as wasmtime serialized it, so that it is *mapped*
+//! from the file rather than copied into memory: the code of an idle component costs
+//! only the pages that calls touched, and those pages belong to the page cache, shared
+//! with every other process serving the same component. A freshly compiled component is
+//! swapped for its mapped copy as soon as it is written.
 //!
 //! Trust: loading native code from the cache is as trusted as the cache directory, so
 //! [`CompileCache::open`] refuses a directory that anyone but the user running the host
@@ -21,8 +27,9 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-const MAGIC: &[u8; 16] = b"toolhost-cwasm1\n";
-const HEADER_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
+/// The checksum file: this magic, then the BLAKE3 of the entry.
+const MAGIC: &[u8; 16] = b"toolhost-cwasm2\n";
+const SUM_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
 
 /// A compile cache bound to one engine configuration.
 #[derive(Debug, Clone)]
@@ -57,50 +64,68 @@ impl CompileCache {
         self.dir.join(format!("{content_hash}.cwasm"))
     }
 
-    /// Loads the compiled component for `content_hash`, if a sound entry exists.
+    fn checksum(&self, content_hash: &str) -> PathBuf {
+        self.dir.join(format!("{content_hash}.sum"))
+    }
+
+    /// Loads the compiled component for `content_hash`, if a sound entry exists, mapped
+    /// from its file.
     pub fn get(&self, engine: &Engine, content_hash: &str) -> Result<Component, Miss> {
-        let path = self.entry(content_hash);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(_) => return Err(Miss::Absent),
-        };
+        let (path, sum_path) = (self.entry(content_hash), self.checksum(content_hash));
+        let Ok(sum) = std::fs::read(&sum_path) else { return Err(Miss::Absent) };
         let corrupt = |reason: String| {
+            let _ = std::fs::remove_file(&sum_path);
             let _ = std::fs::remove_file(&path);
             tracing::warn!(entry = %path.display(), "compile cache entry discarded: {reason}");
             Miss::Corrupt(reason)
         };
-        if bytes.len() < HEADER_LEN || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(corrupt("not a toolhost cache entry".into()));
+        if sum.len() != SUM_LEN || &sum[..MAGIC.len()] != MAGIC {
+            return Err(corrupt("its checksum file is not a toolhost checksum".into()));
         }
-        let (header, payload) = bytes.split_at(HEADER_LEN);
-        if blake3::hash(payload).as_bytes() != &header[MAGIC.len()..] {
+        let checksum = file_checksum(&path).map_err(|e| corrupt(format!("cannot read the entry: {e}")))?;
+        if checksum.as_bytes() != &sum[MAGIC.len()..] {
             return Err(corrupt("checksum mismatch".into()));
         }
-        // SAFETY: the payload is byte-for-byte what `put` wrote from
-        // `Component::serialize` of an engine with this same configuration (the
-        // directory is keyed by it), as the checksum just proved; see the module docs for
-        // the trust placed in the cache directory.
-        unsafe { Component::deserialize(engine, payload) }.map_err(|e| corrupt(format!("{e:#}")))
+        // SAFETY: the file is byte-for-byte what `put` wrote from `Component::serialize`
+        // of an engine with this same configuration (the directory is keyed by it), as
+        // the checksum just proved. Entries are only ever replaced by rename, never
+        // written in place, so the mapping cannot change under the component; see the
+        // module docs for the trust placed in the cache directory.
+        unsafe { Component::deserialize_file(engine, &path) }.map_err(|e| corrupt(format!("{e:#}")))
     }
 
-    /// Stores a compiled component. Written to a temporary file and renamed, so a reader
-    /// never sees half an entry. Failures only cost a recompile later, so they are logged,
+    /// Stores a compiled component and returns its copy mapped from the new entry. The
+    /// entry and then its checksum are each written to a temporary file and renamed, so
+    /// a reader never sees half an entry, nor a checksum of a missing one. Failures only
+    /// cost a recompile later (and the component stays in memory), so they are logged,
     /// not returned.
-    pub fn put(&self, content_hash: &str, component: &Component) {
+    pub fn put(&self, engine: &Engine, content_hash: &str, component: &Component) -> Option<Component> {
         if let Err(e) = self.try_put(content_hash, component) {
             tracing::warn!(dir = %self.dir.display(), "cannot write compile cache entry: {e}");
+            return None;
         }
+        self.get(engine, content_hash).ok()
     }
 
     fn try_put(&self, content_hash: &str, component: &Component) -> anyhow::Result<()> {
         let payload = component.serialize().map_err(|e| anyhow::anyhow!("{e:#}"))?;
-        let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
-        file.write_all(MAGIC)?;
-        file.write_all(blake3::hash(&payload).as_bytes())?;
-        file.write_all(&payload)?;
-        file.persist(self.entry(content_hash))?;
+        let mut entry = tempfile::NamedTempFile::new_in(&self.dir)?;
+        entry.write_all(&payload)?;
+        entry.persist(self.entry(content_hash))?;
+        let mut sum = tempfile::NamedTempFile::new_in(&self.dir)?;
+        sum.write_all(MAGIC)?;
+        sum.write_all(blake3::hash(&payload).as_bytes())?;
+        sum.persist(self.checksum(content_hash))?;
         Ok(())
     }
+}
+
+/// BLAKE3 of a file, read in small pieces: an entry is mapped, never held in memory.
+fn file_checksum(path: &Path) -> std::io::Result<blake3::Hash> {
+    let mut hasher = blake3::Hasher::new();
+    let mut file = std::fs::File::open(path)?;
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hasher.finalize())
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -169,10 +194,11 @@ pub fn default_dir() -> Option<PathBuf> {
 
 /// A stable hex key for everything that makes compiled code of two engines
 /// incompatible: wasmtime's own compatibility hash (target, compiler flags, tunables,
-/// features and the wasmtime version) plus this crate's version.
+/// features and the wasmtime version) plus this crate's version and entry format.
 fn engine_key(engine: &Engine) -> String {
     let mut hasher = Blake3Hasher(blake3::Hasher::new());
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
+    MAGIC.hash(&mut hasher);
     engine.precompile_compatibility_hash().hash(&mut hasher);
     hasher.0.finalize().to_hex()[..16].to_owned()
 }

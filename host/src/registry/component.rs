@@ -1,16 +1,17 @@
-//! A loaded component, shared by every call to its tools: its code ready to
-//! instantiate, the tools it offers, and what its manifest decided.
+//! A loaded component, shared by every call to its tools: the tools it offers, what its
+//! manifest decided, and its native code ready to instantiate while it is resident
+//! ([`crate::registry::resident`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wasmtime::component::InstancePre;
 
-use crate::contract::{self, PluginPre};
+use crate::contract;
 use crate::plain::{PlainFunction, SkippedExport};
-use crate::sandbox::SandboxState;
+use crate::registry::resident::Resident;
+use crate::sandbox::engine::Tier;
 use crate::sandbox::grants::{Capabilities, Grants};
 use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
@@ -41,7 +42,11 @@ pub struct LoadedComponent {
     pub grants: Arc<Grants>,
     /// Calls must pass the host's approval hook first.
     pub requires_approval: bool,
-    pub(crate) code: ComponentCode,
+    /// The exported function behind each tool of a plain component (in the order of
+    /// `tools`); empty for a toolbox.
+    pub(crate) plain: Vec<PlainFunction>,
+    /// Its native code, while resident.
+    pub(crate) resident: Resident,
 }
 
 /// How a component's tools are reached.
@@ -59,16 +64,6 @@ pub enum Contract {
     },
 }
 
-/// The code of a component, ready to instantiate.
-pub(crate) enum ComponentCode {
-    Toolbox(PluginPre<SandboxState>),
-    /// The instance, and the function of each tool (in the order of `tools`).
-    Plain {
-        pre: InstancePre<SandboxState>,
-        functions: Vec<PlainFunction>,
-    },
-}
-
 impl LoadedComponent {
     /// Which capabilities its imports ask for, beside what its manifest grants.
     pub fn capabilities(&self) -> Capabilities {
@@ -82,10 +77,13 @@ impl LoadedComponent {
 
     /// The exported function behind tool `index` of a plain component.
     pub fn plain_function(&self, index: usize) -> Option<&PlainFunction> {
-        match &self.code {
-            ComponentCode::Plain { functions, .. } => functions.get(index),
-            ComponentCode::Toolbox(_) => None,
-        }
+        self.plain.get(index)
+    }
+
+    /// The tier of the code calls run now; `None` while none is resident (the next call
+    /// maps it from the compile cache).
+    pub fn tier(&self) -> Option<Tier> {
+        self.resident.tier()
     }
 }
 
@@ -131,6 +129,7 @@ impl serde::Serialize for LoadedComponent {
             "size_bytes": self.size,
             "compile_ms": self.compile_time.as_secs_f64() * 1000.0,
             "from_compile_cache": self.from_cache,
+            "tier": self.tier(),
             "contract": contract,
             "skipped_exports": skipped,
             "manifest": self.manifest,

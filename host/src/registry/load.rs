@@ -13,6 +13,8 @@ use crate::config::{Manifest, load_manifest};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::host::Core;
 use crate::registry::component::LoadedComponent;
+use crate::registry::loader::Upgrade;
+use crate::registry::resident;
 use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, NativeSlot, Parts, Snapshot};
 
 /// Progress of a (re)load, for operators watching a slow start.
@@ -47,8 +49,12 @@ pub(crate) async fn build_snapshot(
         discovery_errors.extend(errors);
     }
     let (mut slots, to_load) = reuse_unchanged(discovered, previous);
+    let loaded_any = !to_load.is_empty();
     for (order, slot) in load_changed(core, to_load, progress).await {
         slots[order] = Some(slot);
+    }
+    if loaded_any {
+        resident::return_freed_memory();
     }
     Snapshot::build(Parts {
         generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
@@ -140,7 +146,7 @@ async fn load_changed(
 
 /// A bug in a loader must cost one file, not the file's last good version nor the
 /// whole reload: a panic becomes that file's load error.
-async fn load_catching_panics(core: &Core, found: &Discovered) -> Result<LoadedComponent, LoadError> {
+async fn load_catching_panics(core: &Arc<Core>, found: &Discovered) -> Result<Arc<LoadedComponent>, LoadError> {
     let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref()));
     load.catch_unwind().await.unwrap_or_else(|panic| {
         let message = panic
@@ -155,11 +161,11 @@ async fn load_catching_panics(core: &Core, found: &Discovered) -> Result<LoadedC
 fn slot_from(
     found: Discovered,
     fingerprint: Fingerprint,
-    result: Result<LoadedComponent, LoadError>,
+    result: Result<Arc<LoadedComponent>, LoadError>,
     last_good: Option<Arc<LoadedComponent>>,
 ) -> ComponentSlot {
     let (loaded, error) = match result {
-        Ok(component) => (Some(Arc::new(component)), None),
+        Ok(component) => (Some(component), None),
         Err(error) => {
             match &last_good {
                 Some(_) => tracing::warn!("{error} (the last good version keeps serving)"),
@@ -179,12 +185,35 @@ fn slot_from(
     }
 }
 
-/// Loads one component file with the manifest beside it.
+/// Loads one component file with the manifest beside it, to be served: baseline code
+/// is queued for the background compile that replaces it.
 pub(crate) async fn load_file(
-    core: &Core,
+    core: &Arc<Core>,
+    path: &Path,
+    manifest_path: Option<&Path>,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let (component, upgrade) = read_and_load(core, path, manifest_path).await?;
+    let component = Arc::new(component);
+    if let (Some(upgrade), Some(optimizer)) = (upgrade, &core.optimizer) {
+        optimizer.enqueue(&component, upgrade);
+    }
+    Ok(component)
+}
+
+/// Loads one component file with the manifest beside it, to be looked at, not served.
+pub(crate) async fn inspect_file(
+    core: &Arc<Core>,
     path: &Path,
     manifest_path: Option<&Path>,
 ) -> Result<LoadedComponent, LoadError> {
+    read_and_load(core, path, manifest_path).await.map(|(component, _)| component)
+}
+
+async fn read_and_load(
+    core: &Arc<Core>,
+    path: &Path,
+    manifest_path: Option<&Path>,
+) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
     let manifest = match manifest_path {
         Some(manifest_path) => load_manifest(manifest_path, core.defaults, core.ceilings)?,
         None => Manifest::default_for(core.defaults),

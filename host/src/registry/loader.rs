@@ -3,42 +3,70 @@
 //! happens here, once, off the call path. A component exporting the toolbox contract
 //! lists its tools (in a sandbox, with no grants); any other component is read for plain
 //! exported functions ([`crate::plain`]), and runs no code at load at all.
+//!
+//! Native code comes from the compile cache when it holds the component; otherwise the
+//! host's [`Tiering`] decides: Winch compiles it for the first calls and the background
+//! [`Optimizer`](crate::registry::optimize::Optimizer) compiles it again with Cranelift,
+//! or Cranelift compiles it at once. Only Cranelift's code goes into the cache, and code
+//! mapped from the cache can be dropped while idle ([`crate::registry::resident`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::Engine;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 
 use crate::config::Manifest;
 use crate::contract::{self, ContractCheck, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
+use crate::host::Core;
 use crate::names;
 use crate::plain::{self, docs::Docs};
-use crate::registry::cache::CompileCache;
-use crate::registry::component::{ComponentCode, Contract, LoadedComponent, ToolDef};
+use crate::registry::component::{Contract, LoadedComponent, ToolDef};
+use crate::registry::resident::{Code, CodeKind, Resident};
+use crate::sandbox::engine::{Tier, Tiering};
 use crate::sandbox::grants::Grants;
-use crate::sandbox::{self, Operation, Returned, SandboxState};
+use crate::sandbox::{self, Operation, Returned, SandboxState, TierEngine};
 use crate::schema::Schema;
 
 /// The shared machinery a load needs.
 pub(crate) struct Loader<'a> {
-    pub engine: &'a Engine,
-    pub linker: &'a Linker<SandboxState>,
-    pub cache: Option<&'a CompileCache>,
+    pub core: &'a Arc<Core>,
 }
 
-/// Where the native code of a component came from.
+/// Native code of a component, and where it came from.
 pub(crate) struct Compiled {
     pub component: Component,
+    pub tier: Tier,
     pub hash: String,
     pub size: u64,
     pub time: Duration,
     pub from_cache: bool,
+    /// The compile cache holds this code (optimized code, once written).
+    pub cached: bool,
+    /// The bytes, kept for the background compile that replaces baseline code.
+    pub bytes: Option<Arc<[u8]>>,
     /// The WIT documentation the bytes carry.
     pub docs: Docs,
+}
+
+/// Writes optimized code to the compile cache and returns the copy mapped from it (the
+/// one in memory when there is no cache, or writing failed), and whether the cache holds
+/// it.
+pub(crate) fn store(core: &Core, hash: &str, component: Component) -> (Component, bool) {
+    match &core.cache {
+        Some(cache) => match cache.put(&core.optimized.engine, hash, &component) {
+            Some(mapped) => (mapped, true),
+            None => (component, false),
+        },
+        None => (component, false),
+    }
+}
+
+/// Baseline code to replace: the component it serves and the bytes to compile again.
+pub(crate) struct Upgrade {
+    pub bytes: Arc<[u8]>,
 }
 
 /// The magic number and version of a component binary (a core module has `01 00 00 00`).
@@ -69,32 +97,37 @@ pub(crate) fn content_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// Compiles component bytes. CPU-heavy: run it off the async executor.
-fn compile(engine: &Engine, path: &Path, bytes: &[u8]) -> Result<Component, LoadError> {
-    Component::new(engine, bytes).map_err(|e| LoadError::new(path, LoadErrorKind::Invalid(format!("{e:#}"))))
+/// Compiles component bytes with `engine`. CPU-heavy: runs on the blocking pool.
+async fn compile_with(engine: &TierEngine, bytes: Arc<[u8]>) -> Result<Component, String> {
+    let engine = engine.engine.clone();
+    tokio::task::spawn_blocking(move || Component::new(&engine, &bytes).map_err(|e| format!("{e:#}")))
+        .await
+        .map_err(|e| format!("compilation panicked: {e}"))?
 }
 
 impl Loader<'_> {
     /// Links a compiled component and reads its tools: through the toolbox contract
     /// (`list-tools`, run in a sandbox with the component's limits and no grants) or,
-    /// without it, from its plain exported functions.
+    /// without it, from its plain exported functions. Baseline code comes back with the
+    /// [`Upgrade`] that replaces it.
     pub async fn finish(
         &self,
         path: &Path,
         manifest_path: Option<&Path>,
         compiled: Compiled,
         manifest: Manifest,
-    ) -> Result<LoadedComponent, LoadError> {
+    ) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
         let error = |kind| LoadError::new(path, kind);
-        let Compiled { component, hash, size, time, from_cache, docs } = compiled;
-        let imports = component.component_type().imports(self.engine).map(|(name, _)| name.to_owned()).collect();
+        let Compiled { component, tier, hash, size, time, from_cache, cached, bytes, docs } = compiled;
+        let engine = self.core.engine(tier);
+        let imports = component.component_type().imports(&engine.engine).map(|(name, _)| name.to_owned()).collect();
         let instance_pre =
-            self.linker.instantiate_pre(&component).map_err(|e| error(LoadErrorKind::Link(format!("{e:#}"))))?;
-        let (contract, mut tools, code) = match contract::check(self.engine, &component) {
+            engine.linker.instantiate_pre(&component).map_err(|e| error(LoadErrorKind::Link(format!("{e:#}"))))?;
+        let (contract, mut tools, plain, kind) = match contract::check(&engine.engine, &component) {
             ContractCheck::Supported { version } => {
                 let pre = PluginPre::new(instance_pre).map_err(|e| error(LoadErrorKind::Link(format!("{e:#}"))))?;
-                let tools = self.list_tools(path, &pre, &manifest).await.map_err(error)?;
-                (Contract::Toolbox { version }, tools, ComponentCode::Toolbox(pre))
+                let tools = self.list_tools(path, engine, &pre, &manifest).await.map_err(error)?;
+                (Contract::Toolbox { version }, tools, Vec::new(), CodeKind::Toolbox(pre))
             }
             ContractCheck::Unsupported { version } => {
                 return Err(error(LoadErrorKind::IncompatibleContract {
@@ -103,17 +136,33 @@ impl Loader<'_> {
                 }));
             }
             ContractCheck::Missing => {
-                let reflected = plain::reflect(self.engine, &component, &docs);
+                let reflected = plain::reflect(&engine.engine, &component, &docs);
                 if reflected.tools.is_empty() {
                     return Err(error(LoadErrorKind::NoTools { skipped: reflected.skipped }));
                 }
-                let (tools, functions) = reflected.tools.into_iter().unzip();
-                let code = ComponentCode::Plain { pre: instance_pre, functions };
-                (Contract::Plain { skipped: reflected.skipped }, tools, code)
+                let mut tools = Vec::with_capacity(reflected.tools.len());
+                let mut functions = Vec::with_capacity(reflected.tools.len());
+                let mut calls = Vec::with_capacity(reflected.tools.len());
+                for tool in reflected.tools {
+                    tools.push(tool.def);
+                    functions.push(tool.function);
+                    calls.push(tool.call);
+                }
+                (
+                    Contract::Plain { skipped: reflected.skipped },
+                    tools,
+                    functions,
+                    CodeKind::Plain { pre: instance_pre, calls },
+                )
             }
         };
         apply_descriptions(&mut tools, &manifest.descriptions).map_err(error)?;
-        Ok(LoadedComponent {
+        let code = Code { tier, engine: engine.engine.clone(), kind };
+        let upgrade = match (tier, bytes) {
+            (Tier::Baseline, Some(bytes)) if self.core.tiering == Tiering::Tiered => Some(Upgrade { bytes }),
+            _ => None,
+        };
+        let loaded = LoadedComponent {
             path: path.to_owned(),
             hash,
             size,
@@ -126,8 +175,10 @@ impl Loader<'_> {
             limits: manifest.limits,
             grants: Arc::new(manifest.grants),
             requires_approval: manifest.requires_approval,
-            code,
-        })
+            plain,
+            resident: Resident::new(code, cached),
+        };
+        Ok((loaded, upgrade))
     }
 
     /// A toolbox's tool descriptors. They must not depend on what the operator granted,
@@ -135,12 +186,13 @@ impl Loader<'_> {
     async fn list_tools(
         &self,
         path: &Path,
+        engine: &TierEngine,
         pre: &PluginPre<SandboxState>,
         manifest: &Manifest,
     ) -> Result<Vec<ToolDef>, LoadErrorKind> {
         let label: Arc<str> = Arc::from(path.display().to_string());
         let no_grants = Arc::new(Grants::default());
-        let run = sandbox::run(self.engine, label, &manifest.limits, no_grants, Operation::ListTools(pre)).await;
+        let run = sandbox::run(&engine.engine, label, &manifest.limits, no_grants, Operation::ListTools(pre)).await;
         match run.result {
             Ok(Returned::Tools(infos)) => describe_tools(infos),
             Ok(_) => Err(LoadErrorKind::ListTools("answered like a call".into())),
@@ -148,31 +200,109 @@ impl Loader<'_> {
         }
     }
 
-    /// Compiles component bytes, or loads their native code from the compile cache.
-    /// CPU-heavy on a miss: runs on the blocking pool.
+    /// Native code for component bytes: from the compile cache, else compiled by the
+    /// tier the host's [`Tiering`] picks (Cranelift when Winch cannot compile them).
     pub async fn compile(&self, path: &Path, bytes: Vec<u8>) -> Result<Compiled, LoadError> {
         check_preamble(&bytes).map_err(|kind| LoadError::new(path, kind))?;
         let hash = content_hash(&bytes);
         let size = bytes.len() as u64;
         let docs = Docs::read(&bytes);
         let started = Instant::now();
-        if let Some(cache) = self.cache
-            && let Ok(component) = cache.get(self.engine, &hash)
+        let optimized = &self.core.optimized;
+        if let Some(cache) = &self.core.cache
+            && let Ok(component) = cache.get(&optimized.engine, &hash)
         {
-            return Ok(Compiled { component, hash, size, time: started.elapsed(), from_cache: true, docs });
+            let time = started.elapsed();
+            let tier = Tier::Optimized;
+            return Ok(Compiled {
+                component,
+                tier,
+                hash,
+                size,
+                time,
+                from_cache: true,
+                cached: true,
+                bytes: None,
+                docs,
+            });
         }
-        let engine = self.engine.clone();
-        let owned_path = path.to_owned();
-        let component = tokio::task::spawn_blocking(move || compile(&engine, &owned_path, &bytes))
+        let bytes: Arc<[u8]> = bytes.into();
+        if let Some(baseline) = self.core.baseline() {
+            match compile_with(baseline, bytes.clone()).await {
+                Ok(component) => {
+                    let time = started.elapsed();
+                    let (tier, bytes) = (Tier::Baseline, Some(bytes));
+                    return Ok(Compiled {
+                        component,
+                        tier,
+                        hash,
+                        size,
+                        time,
+                        from_cache: false,
+                        cached: false,
+                        bytes,
+                        docs,
+                    });
+                }
+                Err(reason) => {
+                    tracing::debug!(file = %path.display(), "Winch cannot compile it, Cranelift will: {reason}")
+                }
+            }
+        }
+        let component = compile_with(optimized, bytes)
             .await
-            .map_err(|e| LoadError::new(path, LoadErrorKind::Invalid(format!("compilation panicked: {e}"))))??;
+            .map_err(|reason| LoadError::new(path, LoadErrorKind::Invalid(reason)))?;
         let time = started.elapsed();
-        if let Some(cache) = self.cache {
-            let (cache, component, hash) = (cache.clone(), component.clone(), hash.clone());
-            // Serializing is cheap next to compiling, but it is file I/O: off the executor.
-            let _ = tokio::task::spawn_blocking(move || cache.put(&hash, &component)).await;
+        let (component, cached) = self.store(&hash, component).await;
+        Ok(Compiled {
+            component,
+            tier: Tier::Optimized,
+            hash,
+            size,
+            time,
+            from_cache: false,
+            cached,
+            bytes: None,
+            docs,
+        })
+    }
+
+    /// [`store`], off the executor: serializing is cheap next to compiling, but it is
+    /// file I/O.
+    async fn store(&self, hash: &str, component: Component) -> (Component, bool) {
+        if self.core.cache.is_none() {
+            return (component, false);
         }
-        Ok(Compiled { component, hash, size, time, from_cache: false, docs })
+        let (core, hash, compiled) = (self.core.clone(), hash.to_owned(), component.clone());
+        tokio::task::spawn_blocking(move || store(&core, &hash, compiled)).await.unwrap_or((component, false))
+    }
+
+    /// The optimized code of a loaded component again, for a call after its resident
+    /// code was dropped: mapped from the compile cache, or compiled from its file when
+    /// the entry is gone and the file still holds the same bytes.
+    pub async fn restore(&self, component: &LoadedComponent) -> Result<Code, String> {
+        let optimized = &self.core.optimized;
+        let cached = match &self.core.cache {
+            Some(cache) => {
+                let (cache, engine, hash) = (cache.clone(), optimized.engine.clone(), component.hash.clone());
+                tokio::task::spawn_blocking(move || cache.get(&engine, &hash).ok()).await.ok().flatten()
+            }
+            None => None,
+        };
+        let compiled = match cached {
+            Some(compiled) => compiled,
+            None => {
+                let bytes = tokio::fs::read(&component.path)
+                    .await
+                    .map_err(|e| format!("its code is gone from the compile cache and {e}"))?;
+                if content_hash(&bytes) != component.hash {
+                    return Err("its file changed on disk; the new version is served once it is reloaded".into());
+                }
+                let compiled = compile_with(optimized, bytes.into()).await?;
+                self.store(&component.hash, compiled).await.0
+            }
+        };
+        Code::link(optimized, &compiled, &component.contract, &component.tools)
     }
 
     /// Compiles (or loads from cache) and finishes in one go.
@@ -182,7 +312,7 @@ impl Loader<'_> {
         manifest_path: Option<&Path>,
         bytes: Vec<u8>,
         manifest: Manifest,
-    ) -> Result<LoadedComponent, LoadError> {
+    ) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
         let compiled = self.compile(path, bytes).await?;
         self.finish(path, manifest_path, compiled, manifest).await
     }

@@ -15,6 +15,8 @@ mod listing;
 pub(crate) mod load;
 pub(crate) mod loader;
 mod merge;
+pub(crate) mod optimize;
+pub(crate) mod resident;
 mod snapshot;
 mod source;
 pub(crate) mod watch;

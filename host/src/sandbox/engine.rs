@@ -1,22 +1,58 @@
-//! The one wasmtime [`Engine`] of a host, and the clock that interrupts guests.
+//! The wasmtime engines of a host, and the clock that interrupts guests.
 //!
 //! Every call gets a fresh instance, so instantiation must cost microseconds: the pooling
 //! allocator keeps memories, tables and fiber stacks mapped between calls, and
 //! copy-on-write memory images make a fresh linear memory nearly free.
+//!
+//! Two compilers, two tiers ([`Tiering`]): a component that is not in the compile cache
+//! is first compiled by Winch, wasmtime's baseline compiler, in a fraction of the time,
+//! and answers calls at once; Cranelift, the optimizing compiler, then compiles it in the
+//! background and its code replaces the baseline code. An engine compiles with one
+//! compiler only, so a host has one engine per tier, configured alike in everything else:
+//! fuel, epochs, memory limits and the pool behave the same on both.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
 use crate::error::BuildError;
 use crate::sandbox::limits::{MAX_INSTANCES, TABLE_ELEMENTS_LIMIT};
+use crate::sandbox::retire::RESERVED_SLOTS;
 
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
 /// async runtime at this granularity, so it bounds both timeout precision and how long a
 /// guest can hold an executor thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Unused slots kept warm (resident, reset in place) for the components called most
+/// recently.
+const WARM_SLOTS: u32 = 16;
+
+/// Which compilers a host uses for components the compile cache does not hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Tiering {
+    /// Baseline (Winch) code first, replaced by optimized (Cranelift) code compiled in
+    /// the background; a component Winch cannot compile is compiled by Cranelift at once.
+    #[default]
+    Tiered,
+    /// Cranelift only: slower to become callable, nothing left to compile afterwards
+    /// (one-shot commands, which exit before a background compile would finish).
+    OptimizedOnly,
+    /// Winch only, never optimized (for tests of the baseline tier).
+    BaselineOnly,
+}
+
+/// The compiler of an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Winch: compiles fast, runs slower.
+    Baseline,
+    /// Cranelift: compiles slower, runs fast; the only code the compile cache holds.
+    Optimized,
+}
 
 /// Engine-wide settings; per-call limits live in [`crate::Limits`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,15 +64,40 @@ pub struct EngineSettings {
     pub max_instances: u32,
     /// Native stack a guest may use before it traps with a stack overflow.
     pub max_wasm_stack: usize,
+    /// Which compilers turn components into native code.
+    pub tiering: Tiering,
+    /// A component's native code that no call used for this long is dropped when the
+    /// compile cache holds it; the next call maps it again (about a millisecond for a
+    /// small component).
+    pub drop_idle_code_after: Duration,
 }
 
 impl Default for EngineSettings {
     fn default() -> Self {
-        EngineSettings { max_memory: 1 << 30, max_instances: 256, max_wasm_stack: 1 << 20 }
+        EngineSettings {
+            max_memory: 1 << 30,
+            max_instances: 256,
+            max_wasm_stack: 1 << 20,
+            tiering: Tiering::default(),
+            drop_idle_code_after: Duration::from_secs(60),
+        }
     }
 }
 
-pub(crate) fn new_engine(settings: &EngineSettings) -> Result<Engine, BuildError> {
+impl std::str::FromStr for Tiering {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Tiering, String> {
+        match text {
+            "tiered" => Ok(Tiering::Tiered),
+            "optimized" => Ok(Tiering::OptimizedOnly),
+            "baseline" => Ok(Tiering::BaselineOnly),
+            other => Err(format!("unknown tiering `{other}` (tiered, optimized or baseline)")),
+        }
+    }
+}
+
+/// An engine of one tier.
+pub(crate) fn new_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine, BuildError> {
     if !(1..=MAX_INSTANCES).contains(&settings.max_instances) {
         return Err(BuildError::Settings(format!(
             "max_instances must be between 1 and {MAX_INSTANCES}, not {}",
@@ -45,20 +106,28 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> Result<Engine, BuildError
     }
     let max_memory = usize::try_from(settings.max_memory)
         .map_err(|_| BuildError::Settings(format!("max_memory of {} bytes is too large", settings.max_memory)))?;
+    // Stores of finished calls wait a moment to be dropped off the call path; the pool
+    // keeps slots for them beyond what calls may use (see `retire`).
+    let slots = settings.max_instances + RESERVED_SLOTS;
     let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(settings.max_instances)
+    pool.total_component_instances(slots)
         // Components built from interpreted languages hold many core instances each.
-        .total_core_instances(settings.max_instances * 8)
-        .total_memories(settings.max_instances * 2)
-        .total_tables(settings.max_instances * 8)
-        .total_stacks(settings.max_instances)
+        .total_core_instances(slots * 8)
+        .total_memories(slots * 2)
+        .total_tables(slots * 8)
+        .total_stacks(slots)
         .max_memory_size(max_memory)
         // Interpreted-language guests (Python, JS) carry large function tables.
         .table_elements(TABLE_ELEMENTS_LIMIT)
         // The fiber stack a call runs on: keep its hot top resident too.
         .async_stack_keep_resident(128 << 10)
         // Decommitting a slot flushes TLBs on every core; batch it.
-        .decommit_batch_size(16);
+        .decommit_batch_size(16)
+        // A slot keeps the pages its last call dirtied resident, to be reset in place
+        // next time. Every component loaded gets a slot for listing its tools, so
+        // without a bound an idle host would keep one warm slot per component it ever
+        // loaded; past this many, the least recently used is reused instead.
+        .max_unused_warm_slots(WARM_SLOTS);
     // A fresh instance per call must not pay page faults for the pages the last call
     // dirtied. With Linux's PAGEMAP_SCAN (6.7+) wasmtime resets only the dirty pages of
     // the resident prefix in place, so a large prefix is cheap and covers a Rust guest's
@@ -71,6 +140,14 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> Result<Engine, BuildError
     }
 
     let mut config = Config::new();
+    match tier {
+        Tier::Baseline => config.strategy(Strategy::Winch),
+        // In a tiered host Cranelift compiles in the background, on one thread, so that
+        // calls keep the other cores; alone, it compiles on every core.
+        Tier::Optimized => {
+            config.strategy(Strategy::Cranelift).parallel_compilation(settings.tiering != Tiering::Tiered)
+        }
+    };
     config
         .wasm_component_model(true)
         .consume_fuel(true)
@@ -82,30 +159,41 @@ pub(crate) fn new_engine(settings: &EngineSettings) -> Result<Engine, BuildError
     Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] on a background thread until
-/// dropped.
+/// Advances the epoch of every engine of a host every [`EPOCH_TICK`] on a background
+/// thread until dropped.
 pub(crate) struct EpochTicker {
     stop: Arc<AtomicBool>,
+    engines: Arc<Mutex<Vec<EngineWeak>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl EpochTicker {
     pub fn start(engine: &Engine) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
-        let weak = engine.weak();
+        let engines = Arc::new(Mutex::new(vec![engine.weak()]));
         let thread = std::thread::Builder::new().name("toolhost-epoch".into()).spawn({
-            let stop = stop.clone();
+            let (stop, engines) = (stop.clone(), engines.clone());
             move || {
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    match weak.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => return,
+                    let engines = engines.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut alive = false;
+                    for engine in engines.iter().filter_map(EngineWeak::upgrade) {
+                        engine.increment_epoch();
+                        alive = true;
+                    }
+                    if !alive {
+                        return;
                     }
                 }
             }
         })?;
-        Ok(EpochTicker { stop, thread: Some(thread) })
+        Ok(EpochTicker { stop, engines, thread: Some(thread) })
+    }
+
+    /// Moves the clock of `engine` too, from now on.
+    pub fn add(&self, engine: &Engine) {
+        self.engines.lock().unwrap_or_else(|e| e.into_inner()).push(engine.weak());
     }
 }
 

@@ -10,8 +10,30 @@ pub mod grants;
 pub mod limits;
 pub mod outbound;
 pub mod output;
+mod retire;
 mod state;
 mod store;
 
 pub(crate) use state::{SandboxState, new_linker};
 pub(crate) use store::{Operation, Returned, run};
+
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+use crate::error::BuildError;
+use engine::{EngineSettings, Tier};
+
+/// An engine of one tier, and everything a guest may import linked for it.
+pub(crate) struct TierEngine {
+    pub tier: Tier,
+    pub engine: Engine,
+    pub linker: Linker<SandboxState>,
+}
+
+impl TierEngine {
+    pub fn new(settings: &EngineSettings, tier: Tier) -> Result<TierEngine, BuildError> {
+        let engine = engine::new_engine(settings, tier)?;
+        let linker = new_linker(&engine)?;
+        Ok(TierEngine { tier, engine, linker })
+    }
+}

@@ -14,6 +14,7 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::{CallLimiter, Limits};
 use crate::sandbox::outbound::{DeniedRequest, OutboundHttp};
 use crate::sandbox::output::{CapturedOutput, OutputSink};
+use crate::sandbox::retire::retire;
 use crate::sandbox::state::SandboxState;
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
@@ -88,7 +89,8 @@ pub(crate) async fn run(
             }
         }
     };
-    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, guest).await;
+    // Boxed: the guest's futures are large, and the caller's future should not carry them.
+    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, Box::pin(guest)).await;
 
     let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
     let result = match outcome {
@@ -96,7 +98,9 @@ pub(crate) async fn run(
         Ok(Err(error)) => Err(classify(error, store.data(), limits)),
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
-    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
+    let run = Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() };
+    retire(store);
+    run
 }
 
 /// A store holding exactly the grants, bounded by the limits: fuel, memory and tables

@@ -64,6 +64,17 @@ struct Depth {
     depth: u64,
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Iterations {
+    iterations: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Sum {
+    sum: u64,
+}
+
 #[derive(Serialize, JsonSchema)]
 struct Count {
     calls: u64,
@@ -127,6 +138,16 @@ toolbox! {
     /// Executes an `unreachable` instruction.
     fn trap(_input: Nothing) -> Result<Done, ToolError> {
         std::process::abort()
+    }
+
+    /// Adds up the numbers below `iterations` the slow way, then answers: a call that
+    /// takes its time and still succeeds.
+    fn busy(input: Iterations) -> Result<Sum, ToolError> {
+        let mut sum: u64 = 0;
+        for i in 0..input.iterations {
+            sum = std::hint::black_box(sum.wrapping_add(i));
+        }
+        Ok(Sum { sum })
     }
 
     /// Loops forever.
