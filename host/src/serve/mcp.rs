@@ -34,13 +34,14 @@ use crate::names;
 use crate::policy::Caller;
 use crate::registry::RegistryChange;
 use crate::serve::definitions::{self, ExportFormat};
+use crate::serve::stdio::JsonLines;
 use crate::{ListingVersion, ToolDescription};
 
 /// Serves MCP over this process's stdin and stdout until stdin closes (or the client
 /// goes away). Logs go to stderr; nothing else is written to stdout.
 pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     let server = McpServer::new(Arc::new(Shared::new(host, caller)));
-    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+    let running = match server.serve(JsonLines::stdio()).await {
         Ok(running) => running,
         // stdin closed before the client said anything: nothing to serve.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

@@ -5,6 +5,7 @@
 pub mod definitions;
 mod http;
 mod mcp;
+mod stdio;
 
 pub use http::{HTTP_PATH, HttpOptions, LOOPBACK_HOSTS, bind, serve_http, serve_http_on, shutdown_signal};
 pub use mcp::serve_stdio;

@@ -72,10 +72,7 @@ async fn connect(
     host: &str,
     timeout: Duration,
 ) -> Result<Box<dyn Stream>, HttpError> {
-    let tcp = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address))
-        .await
-        .map_err(|_| HttpError::ConnectionTimeout)?
-        .map_err(HttpError::Connect)?;
+    let tcp = tcp_connect(address, timeout).await?;
     if !use_tls {
         return Ok(Box::new(tcp));
     }
@@ -88,6 +85,17 @@ async fn connect(
         .map_err(|_| HttpError::ConnectionTimeout)?
         .map_err(tls_error)?;
     Ok(Box::new(tls))
+}
+
+/// A TCP connection to `address` that sends without Nagle's delay: a request's head and
+/// body may go out as separate small writes.
+async fn tcp_connect(address: SocketAddr, timeout: Duration) -> Result<tokio::net::TcpStream, HttpError> {
+    let tcp = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(|_| HttpError::ConnectionTimeout)?
+        .map_err(HttpError::Connect)?;
+    tcp.set_nodelay(true).map_err(HttpError::Connect)?;
+    Ok(tcp)
 }
 
 /// A failed handshake in `wasi:http` terms, so the guest can tell a certificate it must
@@ -163,5 +171,17 @@ impl http_body::Body for IncomingBody {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.incoming.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn outgoing_connections_send_without_delay() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let tcp = tcp_connect(listener.local_addr().unwrap(), Duration::from_secs(5)).await.unwrap();
+        assert!(tcp.nodelay().unwrap());
     }
 }

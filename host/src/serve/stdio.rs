@@ -1,0 +1,261 @@
+//! The stdio transport of the MCP server: one JSON-RPC message per line, in on stdin and
+//! out on stdout.
+//!
+//! The SDK's own stdio transport reads through tokio's blocking thread pool, which hands
+//! every line from one thread to another and back; an MCP client starts a server with
+//! pipes, and a pipe can be read and written like a socket, so here it is: stdin and
+//! stdout are registered with the runtime's reactor when they are pipes (the usual case),
+//! and read through the blocking pool only when they are something else (a terminal, a
+//! file).
+//!
+//! What the SDK's transport does not: a line that is not JSON gets a JSON-RPC parse
+//! error (`-32700`, `id: null`) and the server keeps serving, as the specification asks;
+//! JSON that is not a JSON-RPC message gets `-32600` with its id; a line longer than
+//! [`MAX_LINE`] is refused the same way without being held in memory.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// The longest line accepted, in bytes.
+pub const MAX_LINE: usize = 16 << 20;
+
+type Reader = BufReader<Pin<Box<dyn AsyncRead + Send>>>;
+type Writer = Arc<tokio::sync::Mutex<Pin<Box<dyn AsyncWrite + Send>>>>;
+
+/// JSON-RPC over newline-delimited lines.
+pub(super) struct JsonLines {
+    reader: Reader,
+    writer: Writer,
+    /// The line read so far (reads may stop midway: `receive` is cancelled when the
+    /// server has something else to do).
+    line: Vec<u8>,
+    /// The current line is over [`MAX_LINE`]: its rest is skipped.
+    overlong: bool,
+}
+
+impl JsonLines {
+    /// This process's stdin and stdout.
+    pub fn stdio() -> JsonLines {
+        let (reader, writer) = stdio_streams();
+        JsonLines::new(reader, writer)
+    }
+
+    pub fn new(reader: Pin<Box<dyn AsyncRead + Send>>, writer: Pin<Box<dyn AsyncWrite + Send>>) -> JsonLines {
+        JsonLines {
+            reader: BufReader::with_capacity(64 << 10, reader),
+            writer: Arc::new(tokio::sync::Mutex::new(writer)),
+            line: Vec::new(),
+            overlong: false,
+        }
+    }
+
+    /// The next complete line, or `None` at the end of input. Cancel safe: what was read
+    /// stays in `self.line`.
+    async fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                // The last line may lack its newline.
+                let last = std::mem::take(&mut self.line);
+                return Ok((!last.is_empty() && !std::mem::take(&mut self.overlong)).then_some(last));
+            }
+            let (taken, complete) = match available.iter().position(|&byte| byte == b'\n') {
+                Some(end) => (end + 1, true),
+                None => (available.len(), false),
+            };
+            if !self.overlong {
+                self.line.extend_from_slice(&available[..taken]);
+                if self.line.len() > MAX_LINE + 1 {
+                    self.overlong = true;
+                    self.line = Vec::new();
+                }
+            }
+            self.reader.consume(taken);
+            if complete {
+                return Ok(Some(if std::mem::take(&mut self.overlong) {
+                    Vec::new() // an overlong line: refused below
+                } else {
+                    std::mem::take(&mut self.line)
+                }));
+            }
+        }
+    }
+
+    /// Answers a line that is no message, without blocking the read loop: the write may
+    /// outlive this `receive`, which can be cancelled.
+    fn refuse(&self, id: Value, code: i64, message: &str) {
+        let reply = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+        let writer = self.writer.clone();
+        tokio::spawn(async move {
+            let _ = write_line(&writer, reply.to_string().into_bytes()).await;
+        });
+    }
+}
+
+async fn write_line(writer: &Writer, mut line: Vec<u8>) -> io::Result<()> {
+    line.push(b'\n');
+    let mut writer = writer.lock().await;
+    writer.write_all(&line).await?;
+    writer.flush().await
+}
+
+impl Transport<RoleServer> for JsonLines {
+    type Error = io::Error;
+
+    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        let writer = self.writer.clone();
+        let line = serde_json::to_vec(&item).map_err(io::Error::other);
+        async move { write_line(&writer, line?).await }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            let line = match self.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(e) => {
+                    tracing::debug!("stdin failed: {e}");
+                    return None;
+                }
+            };
+            if line.is_empty() {
+                self.refuse(Value::Null, -32600, &format!("Invalid Request: a line longer than {MAX_LINE} bytes"));
+                continue;
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let Ok(value) = serde_json::from_slice::<Value>(&line) else {
+                self.refuse(Value::Null, -32700, "Parse error: the line is not JSON");
+                continue;
+            };
+            let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
+            match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+                Ok(message) => return Some(message),
+                // A notification the SDK does not know: notifications get no answer.
+                Err(_) if id.is_none() => continue,
+                Err(e) => self.refuse(id.unwrap_or_default(), -32600, &format!("Invalid Request: {e}")),
+            }
+        }
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.writer.lock().await.shutdown().await
+    }
+}
+
+/// Stdin and stdout: on the reactor when they are pipes, through the blocking pool
+/// otherwise.
+fn stdio_streams() -> (Pin<Box<dyn AsyncRead + Send>>, Pin<Box<dyn AsyncWrite + Send>>) {
+    #[cfg(unix)]
+    {
+        let reader: Pin<Box<dyn AsyncRead + Send>> = match pipe_end(0).and_then(|fd| {
+            tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+        }) {
+            Some(pipe) => Box::pin(pipe),
+            None => Box::pin(tokio::io::stdin()),
+        };
+        // Stdout shares its open file with stderr when both go to one pipe (`2>&1`);
+        // making it non-blocking would make the log's writes fail when the pipe is full.
+        let writer: Pin<Box<dyn AsyncWrite + Send>> = match pipe_end(1)
+            .filter(|_| !same_file(1, 2))
+            .and_then(|fd| tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok())
+        {
+            Some(pipe) => Box::pin(pipe),
+            None => Box::pin(tokio::io::stdout()),
+        };
+        (reader, writer)
+    }
+    #[cfg(not(unix))]
+    {
+        (Box::pin(tokio::io::stdin()), Box::pin(tokio::io::stdout()))
+    }
+}
+
+/// A duplicate of descriptor `fd` when it is a pipe.
+#[cfg(unix)]
+fn pipe_end(fd: std::os::fd::RawFd) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::BorrowedFd;
+    use std::os::unix::fs::FileTypeExt;
+    // SAFETY: 0, 1 and 2 stay open for the life of the process; the borrow ends here.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    let owned = borrowed.try_clone_to_owned().ok()?;
+    let file = std::fs::File::from(owned);
+    file.metadata().ok()?.file_type().is_fifo().then(|| file.into())
+}
+
+/// Whether descriptors `a` and `b` refer to the same file.
+#[cfg(unix)]
+fn same_file(a: std::os::fd::RawFd, b: std::os::fd::RawFd) -> bool {
+    use std::os::fd::BorrowedFd;
+    use std::os::unix::fs::MetadataExt;
+    let metadata = |fd| {
+        // SAFETY: as in `pipe_end`.
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        std::fs::File::from(borrowed.try_clone_to_owned().ok()?).metadata().ok()
+    };
+    match (metadata(a), metadata(b)) {
+        (Some(a), Some(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn answers(input: &str) -> (Vec<String>, Vec<Value>) {
+        // Two one-way pipes, so that closing the client's input ends the server's.
+        let (mut client_write, server_read) = tokio::io::duplex(32 << 20);
+        let (server_write, mut client_read) = tokio::io::duplex(1 << 20);
+        let mut transport = JsonLines::new(Box::pin(server_read), Box::pin(server_write));
+        client_write.write_all(input.as_bytes()).await.unwrap();
+        drop(client_write);
+        let mut methods = Vec::new();
+        while let Some(message) = transport.receive().await {
+            methods.push(serde_json::to_value(&message).unwrap()["method"].as_str().unwrap_or_default().to_owned());
+        }
+        drop(transport);
+        tokio::task::yield_now().await;
+        let mut replies = String::new();
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_millis(200),
+            tokio::io::AsyncReadExt::read_to_string(&mut client_read, &mut replies),
+        )
+        .await;
+        (methods, replies.lines().map(|line| serde_json::from_str(line).unwrap()).collect())
+    }
+
+    #[tokio::test]
+    async fn bad_lines_get_json_rpc_errors_and_the_next_message_is_read() {
+        let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        let input = format!("{{oops\n\n{{\"id\": 3, \"foo\": 1}}\n{{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}}\n{ping}\n");
+        let (methods, mut replies) = answers(&input).await;
+        // `x/y` is a well-formed notification the server may not know: no answer.
+        assert_eq!(methods, ["x/y", "ping"]);
+        replies.sort_by_key(|reply| reply["error"]["code"].as_i64());
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        assert_eq!(replies[0]["error"]["code"], -32700);
+        assert_eq!(replies[0]["id"], Value::Null);
+        assert_eq!(replies[1]["error"]["code"], -32600);
+        assert_eq!(replies[1]["id"], 3);
+    }
+
+    #[tokio::test]
+    async fn an_overlong_line_is_refused_without_being_kept() {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let input = format!("{}\n{ping}\n", "x".repeat(MAX_LINE + 10));
+        let (methods, replies) = answers(&input).await;
+        assert_eq!(methods, ["ping"]);
+        assert_eq!(replies.len(), 1);
+        assert_eq!(replies[0]["error"]["code"], -32600);
+        assert!(replies[0]["error"]["message"].as_str().unwrap().contains("longer than"));
+    }
+}
