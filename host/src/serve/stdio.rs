@@ -132,16 +132,19 @@ impl Transport<RoleServer> for JsonLines {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
+            let error = match serde_json::from_slice::<ClientJsonRpcMessage>(&line) {
+                Ok(message) => return Some(message),
+                Err(error) => error,
+            };
+            // Not a message: JSON at all, and with an id to answer to?
             let Ok(value) = serde_json::from_slice::<Value>(&line) else {
                 self.refuse(Value::Null, -32700, "Parse error: the line is not JSON");
                 continue;
             };
-            let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
-            match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-                Ok(message) => return Some(message),
+            match value.get("id").filter(|id| id.is_string() || id.is_number()) {
+                Some(id) => self.refuse(id.clone(), -32600, &format!("Invalid Request: {error}")),
                 // A notification the SDK does not know: notifications get no answer.
-                Err(_) if id.is_none() => continue,
-                Err(e) => self.refuse(id.unwrap_or_default(), -32600, &format!("Invalid Request: {e}")),
+                None => continue,
             }
         }
     }
@@ -151,20 +154,21 @@ impl Transport<RoleServer> for JsonLines {
     }
 }
 
+type Input = Pin<Box<dyn AsyncRead + Send>>;
+type Output = Pin<Box<dyn AsyncWrite + Send>>;
+
 /// Stdin and stdout: on the reactor when they are pipes, through the blocking pool
 /// otherwise.
-fn stdio_streams() -> (Pin<Box<dyn AsyncRead + Send>>, Pin<Box<dyn AsyncWrite + Send>>) {
+fn stdio_streams() -> (Input, Output) {
     #[cfg(unix)]
     {
-        let reader: Pin<Box<dyn AsyncRead + Send>> = match pipe_end(0).and_then(|fd| {
-            tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
-        }) {
+        let reader: Input = match pipe_end(0).and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()) {
             Some(pipe) => Box::pin(pipe),
             None => Box::pin(tokio::io::stdin()),
         };
         // Stdout shares its open file with stderr when both go to one pipe (`2>&1`);
         // making it non-blocking would make the log's writes fail when the pipe is full.
-        let writer: Pin<Box<dyn AsyncWrite + Send>> = match pipe_end(1)
+        let writer: Output = match pipe_end(1)
             .filter(|_| !same_file(1, 2))
             .and_then(|fd| tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok())
         {
@@ -236,7 +240,8 @@ mod tests {
     #[tokio::test]
     async fn bad_lines_get_json_rpc_errors_and_the_next_message_is_read() {
         let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
-        let input = format!("{{oops\n\n{{\"id\": 3, \"foo\": 1}}\n{{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}}\n{ping}\n");
+        let input =
+            format!("{{oops\n\n{{\"id\": 3, \"foo\": 1}}\n{{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}}\n{ping}\n");
         let (methods, mut replies) = answers(&input).await;
         // `x/y` is a well-formed notification the server may not know: no answer.
         assert_eq!(methods, ["x/y", "ping"]);
