@@ -19,7 +19,6 @@ use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAl
 
 use crate::error::BuildError;
 use crate::sandbox::limits::{MAX_INSTANCES, TABLE_ELEMENTS_LIMIT};
-use crate::sandbox::retire::RESERVED_SLOTS;
 
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
 /// async runtime at this granularity, so it bounds both timeout precision and how long a
@@ -106,9 +105,7 @@ pub(crate) fn new_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine
     }
     let max_memory = usize::try_from(settings.max_memory)
         .map_err(|_| BuildError::Settings(format!("max_memory of {} bytes is too large", settings.max_memory)))?;
-    // Stores of finished calls wait a moment to be dropped off the call path; the pool
-    // keeps slots for them beyond what calls may use (see `retire`).
-    let slots = settings.max_instances + RESERVED_SLOTS;
+    let slots = settings.max_instances;
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(slots)
         // Components built from interpreted languages hold many core instances each.

@@ -10,7 +10,6 @@ pub mod grants;
 pub mod limits;
 pub mod outbound;
 pub mod output;
-mod retire;
 mod state;
 mod store;
 

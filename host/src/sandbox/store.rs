@@ -14,7 +14,6 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::{CallLimiter, Limits};
 use crate::sandbox::outbound::{DeniedRequest, OutboundHttp};
 use crate::sandbox::output::{CapturedOutput, OutputSink};
-use crate::sandbox::retire::retire;
 use crate::sandbox::state::SandboxState;
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
@@ -98,9 +97,7 @@ pub(crate) async fn run(
         Ok(Err(error)) => Err(classify(error, store.data(), limits)),
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
-    let run = Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() };
-    retire(store);
-    run
+    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
 }
 
 /// A store holding exactly the grants, bounded by the limits: fuel, memory and tables
