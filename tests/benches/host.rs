@@ -3,14 +3,14 @@
 //!
 //! - `call/*`: one call through the whole path: lookup, input validation, fresh store
 //!   and instance, guest call, output validation.
-//! - `load/*`: from a component file to callable tools, compiled or from the compile
-//!   cache.
+//! - `load/*`: from a component file to callable tools, compiled by Winch (baseline) or
+//!   Cranelift (optimized), or from the compile cache.
 
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use toolhost::{CacheSetting, ToolHost};
+use toolhost::{CacheSetting, EngineSettings, Tiering, ToolHost};
 use toolhost_tests::{ToolsDir, component};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -60,16 +60,29 @@ fn loads(c: &mut Criterion) {
     let math = component("math");
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
-    // Compiling: no cache at all, so every iteration runs Cranelift.
-    let uncached = rt.block_on(ToolHost::builder().compile_cache(CacheSetting::Disabled).build()).expect("host");
-    group.bench_function("one_component_compile", |b| {
-        b.to_async(&rt).iter(|| async { uncached.inspect_file(&math).await.unwrap() })
-    });
-    // From a warm cache: read, checksum and map the native code, instantiate once to
-    // list the tools, compile the schemas.
+    // Compiling: no cache at all, so every iteration compiles, with each compiler.
+    for (name, tiering) in [
+        ("one_component_compile_baseline", Tiering::BaselineOnly),
+        ("one_component_compile_optimized", Tiering::OptimizedOnly),
+    ] {
+        let settings = EngineSettings { tiering, ..EngineSettings::default() };
+        let host = rt
+            .block_on(ToolHost::builder().engine_settings(settings).compile_cache(CacheSetting::Disabled).build())
+            .expect("host");
+        group.bench_function(name, |b| b.to_async(&rt).iter(|| async { host.inspect_file(&math).await.unwrap() }));
+    }
+    // From a warm cache (filled with Cranelift's code, the only code it holds): read,
+    // checksum and map the native code, instantiate once to list the tools, compile the
+    // schemas.
     let cache = tempfile::tempdir().expect("cache dir");
+    let settings = EngineSettings { tiering: Tiering::OptimizedOnly, ..EngineSettings::default() };
     let cached = rt
-        .block_on(ToolHost::builder().compile_cache(CacheSetting::Dir(cache.path().to_owned())).build())
+        .block_on(
+            ToolHost::builder()
+                .engine_settings(settings)
+                .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
+                .build(),
+        )
         .expect("host");
     rt.block_on(cached.inspect_file(&math)).expect("fills the cache");
     group.bench_function("one_component_warm_cache", |b| {

@@ -1,7 +1,9 @@
 //! Registry timings that take seconds, measured as medians of a few runs (criterion's
 //! ten-sample minimum would make the cold start alone take minutes):
 //!
-//! - `100 components callable, cold cache`: every component compiled from scratch;
+//! - `100 components callable, cold cache`: every component compiled from scratch (by
+//!   Winch first), and until all of them run Cranelift's code; the same with Cranelift
+//!   only; the 18 MB Python component likewise;
 //! - `100 components callable, warm cache`: a restart that finds every component cached;
 //! - `write to new version answering`: from writing a file under a watched root to the
 //!   first call answered by the new version, for a manifest change and for new bytes.
@@ -11,8 +13,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolhost::{CacheSetting, ToolHost};
-use toolhost_tests::{ToolsDir, component, with_custom_section, write_atomically};
+use toolhost::{CacheSetting, EngineSettings, Tiering, ToolHost};
+use toolhost_tests::{ToolsDir, component, wait_until_optimized, with_custom_section, write_atomically};
 
 const COMPONENTS: usize = 100;
 
@@ -38,10 +40,13 @@ fn hundred_components(salt: &str) -> ToolsDir {
     tools
 }
 
-async fn start_and_call(tools: &ToolsDir, cache: &std::path::Path) -> Duration {
+/// Starts a host of `tools` with `tiering`, calls every component once, and returns how
+/// long until all of them answered and how long until all of them run optimized code.
+async fn start_and_call(tools: &ToolsDir, cache: &std::path::Path, tiering: Tiering) -> (Duration, Duration) {
     let started = Instant::now();
     let host = ToolHost::builder()
         .root(tools.path())
+        .engine_settings(EngineSettings { tiering, ..EngineSettings::default() })
         .compile_cache(CacheSetting::Dir(cache.to_owned()))
         .build()
         .await
@@ -49,7 +54,28 @@ async fn start_and_call(tools: &ToolsDir, cache: &std::path::Path) -> Duration {
     for i in 0..COMPONENTS {
         host.call(&format!("ns{i}/add"), json!({ "numbers": [1] })).await.unwrap();
     }
-    started.elapsed()
+    let callable = started.elapsed();
+    wait_until_optimized(&host).await;
+    (callable, started.elapsed())
+}
+
+/// The 18 MB Python component (CPython inside) from a cold cache: until it answers, and
+/// until it runs optimized code.
+async fn python_cold(tiering: Tiering) -> (Duration, Duration) {
+    let tools = ToolsDir::new();
+    tools.install_polyglot("py_dates", "dates");
+    let started = Instant::now();
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .engine_settings(EngineSettings { tiering, ..EngineSettings::default() })
+        .compile_cache(CacheSetting::Disabled)
+        .build()
+        .await
+        .unwrap();
+    host.call("dates/weekday", json!({ "date": "2026-11-24" })).await.unwrap();
+    let callable = started.elapsed();
+    wait_until_optimized(&host).await;
+    (callable, started.elapsed())
 }
 
 async fn wait_for_version(host: &ToolHost, version: &str) {
@@ -68,18 +94,37 @@ fn main() {
         let nonce = format!("{:?}", Instant::now());
         let mut cold = Vec::new();
         let mut warm = Vec::new();
+        let (mut optimized, mut cranelift_only) = (Vec::new(), Vec::new());
         for run in 0..3 {
             let cache = tempfile::tempdir().unwrap();
             let tools = hundred_components(&format!("{nonce}-{run}"));
-            cold.push(start_and_call(&tools, cache.path()).await);
+            let (callable, all_optimized) = start_and_call(&tools, cache.path(), Tiering::Tiered).await;
+            cold.push(callable);
+            optimized.push(all_optimized);
             if run == 0 {
                 for _ in 0..5 {
-                    warm.push(start_and_call(&tools, cache.path()).await);
+                    warm.push(start_and_call(&tools, cache.path(), Tiering::Tiered).await.0);
                 }
             }
+            let cache = tempfile::tempdir().unwrap();
+            let tools = hundred_components(&format!("{nonce}-{run}-cranelift"));
+            cranelift_only.push(start_and_call(&tools, cache.path(), Tiering::OptimizedOnly).await.0);
         }
         report("100 components callable, cold cache", cold);
+        report("100 components optimized, cold cache", optimized);
+        report("100 components callable, cold, Cranelift only", cranelift_only);
         report("100 components callable, warm cache", warm);
+
+        let (mut python, mut python_optimized, mut python_cranelift) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let (callable, all_optimized) = python_cold(Tiering::Tiered).await;
+            python.push(callable);
+            python_optimized.push(all_optimized);
+            python_cranelift.push(python_cold(Tiering::OptimizedOnly).await.0);
+        }
+        report("18 MB Python component callable, cold", python);
+        report("18 MB Python component optimized, cold", python_optimized);
+        report("18 MB Python callable, cold, Cranelift only", python_cranelift);
 
         let cache = tempfile::tempdir().unwrap();
         let tools = ToolsDir::new();

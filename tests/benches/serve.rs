@@ -9,18 +9,20 @@
 //!   write, the OS's default socket options, so delayed ACKs): sequential p50/p99, and
 //!   calls/s with 8 sessions calling at once;
 //! - `idle RSS`: the server's resident memory after it loaded and listed 1, 10 and 100
-//!   distinct components from a warm compile cache, and went quiet.
+//!   distinct components from a warm compile cache, and again once it was idle long
+//!   enough for their code to leave memory.
 //!
 //! The servers take turns, round after round, so that each meets the same machine: on a
 //! small VM the floor alone moves by several times between quiet and busy minutes.
 //!
 //! Run with `cargo xtask bench` (or `cargo bench -p toolhost-tests --bench serve`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolhost::EngineSettings;
 use toolhost_tests::wire::{HttpSession, StdioSession, percentile};
 use toolhost_tests::{ToolsDir, component, toolhost_bin, with_custom_section};
 
@@ -97,14 +99,22 @@ fn main() {
         http.p50.as_secs_f64() / floor.p50.as_secs_f64()
     );
 
-    for count in [1, 10, 100] {
-        let rss = idle_rss(&toolhost, count, cache.path());
+    // Memory: three servers side by side, measured once loaded and again once their
+    // code went idle (the default `drop_idle_code_after`, plus a margin).
+    let servers: Vec<(usize, Server, ToolsDir)> =
+        [1, 10, 100].into_iter().map(|count| start_with_components(&toolhost, count, cache.path())).collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let loaded: Vec<Rss> = servers.iter().map(|(_, server, _)| read_rss(server.0.id())).collect();
+    std::thread::sleep(EngineSettings::default().drop_idle_code_after + Duration::from_secs(5));
+    for ((count, server, _), loaded) in servers.iter().zip(loaded) {
+        let idle = read_rss(server.0.id());
         println!(
-            "serve/{:<44} {:>7.1} MB  (anon {:.1} MB, file {:.1} MB)",
+            "serve/{:<44} {:>6.1} MB  (anon {:.1}, file {:.1}; {:.1} MB right after loading)",
             format!("idle RSS, {count} components"),
-            rss.total as f64 / 1e6,
-            rss.anon as f64 / 1e6,
-            rss.file as f64 / 1e6
+            idle.total as f64 / 1e6,
+            idle.anon as f64 / 1e6,
+            idle.file as f64 / 1e6,
+            loaded.total as f64 / 1e6,
         );
     }
 }
@@ -200,26 +210,32 @@ struct Rss {
     file: u64,
 }
 
-/// The server's RSS once it served `count` distinct copies of the math component, was
-/// listed once and went quiet. The first start fills the compile cache; the measured one
-/// loads from it.
-fn idle_rss(toolhost: &Path, count: usize, cache: &Path) -> Rss {
+/// A server of `count` distinct copies of the math component, loaded from the compile
+/// cache (filled by a one-shot command first) and listed once.
+fn start_with_components(toolhost: &Path, count: usize, cache: &Path) -> (usize, Server, ToolsDir) {
     let tools = ToolsDir::new();
     let math = std::fs::read(component("math")).expect("math component");
     for i in 0..count {
         tools.write(&format!("ns{i}"), "math.wasm", &with_custom_section(&math, "rss", i.to_string().as_bytes()));
     }
-    drop(start_http(toolhost, tools.path(), cache));
+    let filled = Command::new(toolhost)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("list")
+        .arg(tools.path())
+        .stdout(Stdio::null())
+        .status()
+        .expect("toolhost list");
+    assert!(filled.success());
     let (server, address) = start_http(toolhost, tools.path(), cache);
     let mut session = HttpSession::start(&address, "/mcp", None);
     let listed = session.post(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
     assert_eq!(listed.status, 200);
-    std::thread::sleep(Duration::from_secs(2));
-    read_rss(&PathBuf::from(format!("/proc/{}/status", server.0.id())))
+    (count, server, tools)
 }
 
-fn read_rss(status: &Path) -> Rss {
-    let text = std::fs::read_to_string(status).expect("read /proc/PID/status");
+fn read_rss(pid: u32) -> Rss {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/PID/status");
     let field = |name: &str| {
         text.lines()
             .find_map(|line| line.strip_prefix(name))
