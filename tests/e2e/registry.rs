@@ -358,17 +358,31 @@ async fn optimized_code_replaces_baseline_code_without_harming_calls_in_flight()
     let component = host.snapshot().tools["hostile/busy"].source.component().unwrap().clone();
     assert_eq!(component.tier(), Some(Tier::Baseline), "a component the cache does not hold starts on Winch's code");
 
-    // A call that runs on the baseline code for as long as the optimizing compile takes.
+    // Calls that run on the baseline code, one after another, until the optimizing
+    // compile (a niced background thread, slow on a busy machine) replaces it while one
+    // of them is in flight.
     let iterations: u64 = 2_000_000_000;
-    let busy = tokio::spawn({
-        let host = host.clone();
-        async move { host.call("hostile/busy", json!({ "iterations": iterations })).await }
-    });
-    wait_until_optimized(&host).await;
-    assert_eq!(component.tier(), Some(Tier::Optimized));
-    assert!(!busy.is_finished(), "the call in flight outlived the switch, so the test shows what it claims");
     let expected = json!({ "sum": iterations * (iterations - 1) / 2 });
-    assert_eq!(busy.await.unwrap(), Ok(expected.clone()), "and finished on the code it started on");
+    let optimized = async {
+        while component.tier() != Some(Tier::Optimized) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::pin!(optimized);
+    let in_flight = loop {
+        assert_eq!(component.tier(), Some(Tier::Baseline), "the switch came between two calls");
+        let mut busy = tokio::spawn({
+            let host = host.clone();
+            async move { host.call("hostile/busy", json!({ "iterations": iterations })).await }
+        });
+        tokio::select! {
+            () = &mut optimized => break busy,
+            finished = &mut busy => assert_eq!(finished.unwrap(), Ok(expected.clone()), "a call before the switch"),
+        }
+    };
+    assert_eq!(component.tier(), Some(Tier::Optimized));
+    assert!(!in_flight.is_finished(), "the call in flight outlived the switch, so the test shows what it claims");
+    assert_eq!(in_flight.await.unwrap(), Ok(expected.clone()), "and finished on the code it started on");
     assert_eq!(host.call("hostile/busy", json!({ "iterations": iterations })).await, Ok(expected));
     assert_eq!(host.call("hostile/count_calls", json!({})).await, Ok(json!({ "calls": 1 })), "fresh instance");
 }
