@@ -53,9 +53,12 @@ pub struct CallRecord {
 
 impl CallRecord {
     pub(crate) fn from_report(report: &CallReport, started: SystemTime) -> CallRecord {
-        let (outcome, error) = match &report.outcome {
-            Ok(_) => ("ok".to_owned(), None),
-            Err(error) => (error.kind().to_string(), Some(error.to_string())),
+        let (outcome, error) = match (&report.outcome, &report.hidden_because) {
+            (Err(_), Some(reason)) => {
+                ("permission_denied".to_owned(), Some(format!("hidden from the caller: {reason}")))
+            }
+            (Ok(_), _) => ("ok".to_owned(), None),
+            (Err(error), None) => (error.kind().to_string(), Some(error.to_string())),
         };
         CallRecord {
             timestamp_ms: started.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),

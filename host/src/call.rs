@@ -2,8 +2,9 @@
 //! and the report of everything that happened on the way.
 //!
 //! ```text
-//! resolve   the snapshot the call starts on, by any name form      NotFound (+ close matches)
-//! authorize the caller's policy, then the approval hook            PermissionDenied
+//! resolve   the snapshot the call starts on, by any name form, as   NotFound (+ close matches it may see;
+//!           the caller may see it (policy, session tool set)         a hidden tool is not found)
+//! approve   the approval hook, when the tool or the risk asks        PermissionDenied
 //! arguments an exported name's arguments to the tool's input       InputInvalid
 //! validate  input against the tool's input schema                  InputInvalid (+ JSON pointers)
 //! run       a fresh sandbox, toolbox.call(tool, input-json)        Failed | Trap | Timeout | OutOfFuel | MemoryLimit | Host
@@ -70,6 +71,9 @@ pub struct CallReport {
     pub captured: CapturedOutput,
     /// Outgoing HTTP requests the component's allow-list refused during the call.
     pub denied_requests: Vec<DeniedRequest>,
+    /// Why the tool the name meant is hidden from the caller, who was told it does not
+    /// exist (for the operator: the audit record says `permission_denied`).
+    pub hidden_because: Option<String>,
 }
 
 impl serde::Serialize for CallReport {
@@ -116,7 +120,9 @@ impl ToolHost {
     }
 
     /// Calls a tool on behalf of `caller` and reports everything about the call. Every
-    /// attempt, refused or failed, produces an audit record.
+    /// attempt, refused or failed, produces an audit record; so does a call whose future
+    /// is dropped before it ends (kind `cancelled`): the guest stops at its next epoch
+    /// tick and its instance slot is free at once.
     pub async fn call_detailed_as(
         &self,
         caller: &Caller,
@@ -124,29 +130,30 @@ impl ToolHost {
         name: &str,
         input: Value,
     ) -> CallReport {
-        let started_at = SystemTime::now();
-        let started = Instant::now();
         let snapshot = self.snapshot.load_full();
-        let mut report = CallReport {
-            caller: caller.clone(),
-            call_id: call_id.map(str::to_owned),
-            requested: name.to_owned(),
-            tool: None,
-            component_hash: None,
-            outcome: Ok(Value::Null),
-            fuel_consumed: 0,
-            duration: Duration::ZERO,
-            input_bytes: 0,
-            output_bytes: 0,
-            captured: CapturedOutput::default(),
-            denied_requests: Vec::new(),
+        let mut recorder = Recorder {
+            host: self,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            report: Some(CallReport {
+                caller: caller.clone(),
+                call_id: call_id.map(str::to_owned),
+                requested: name.to_owned(),
+                tool: None,
+                component_hash: None,
+                outcome: Ok(Value::Null),
+                fuel_consumed: 0,
+                duration: Duration::ZERO,
+                input_bytes: 0,
+                output_bytes: 0,
+                captured: CapturedOutput::default(),
+                denied_requests: Vec::new(),
+                hidden_because: None,
+            }),
         };
-        report.outcome = self.run_call(&snapshot, caller, name, input, &mut report).await;
-        report.duration = started.elapsed();
-        if self.audit.is_active() {
-            self.audit.record(CallRecord::from_report(&report, started_at));
-        }
-        report
+        let report = recorder.report.as_mut().expect("the report is taken only when the call ends");
+        report.outcome = self.run_call(&snapshot, caller, name, input, report).await;
+        recorder.finish()
     }
 
     /// Runs calls concurrently (bounded by the host's concurrency limit) and returns one
@@ -170,13 +177,20 @@ impl ToolHost {
         input: Value,
         report: &mut CallReport,
     ) -> Result<Value, CallError> {
-        let (entry, form) = snapshot.resolve_form(name)?;
+        let (entry, form, permit) = self.resolve_for(snapshot, caller, name).map_err(|unseen| {
+            if let Some((tool, reason)) = unseen.hidden {
+                report.tool = Some(tool);
+                report.hidden_because = Some(reason);
+            }
+            unseen.error
+        })?;
         report.tool = Some(entry.full_name.clone());
         report.component_hash = entry.source.hash().map(str::to_owned);
         let def = entry.def();
-        self.check_policy(caller, entry)?;
         let input = tool_input(entry, form, input)?;
-        self.check_approval(caller, entry, &input).await?;
+        if let Some(reason) = permit.approval {
+            self.check_approval(caller, entry, &input, reason).await?;
+        }
         def.input_schema
             .check(&input)
             .map_err(|violations| CallError::InputInvalid { tool: entry.full_name.clone(), violations })?;
@@ -193,20 +207,25 @@ impl ToolHost {
         check_output(entry, output, report)
     }
 
-    fn check_policy(&self, caller: &Caller, entry: &ToolEntry) -> Result<(), CallError> {
-        self.policy.load().check(caller, &entry.full_name).map_err(|reason| denied(caller, entry, reason))
-    }
-
-    /// Tools whose manifest sets `requires_approval` run only when the approval hook
-    /// says so; without a hook they never run.
-    async fn check_approval(&self, caller: &Caller, entry: &ToolEntry, input: &Value) -> Result<(), CallError> {
-        if !entry.source.requires_approval() {
-            return Ok(());
-        }
+    /// A call that needs approval runs only when the approval hook says so; without a
+    /// hook it never runs.
+    async fn check_approval(
+        &self,
+        caller: &Caller,
+        entry: &ToolEntry,
+        input: &Value,
+        reason: String,
+    ) -> Result<(), CallError> {
         let Some(approve) = &self.approval else {
-            return Err(denied(caller, entry, "the tool requires approval and no approval hook is configured".into()));
+            return Err(denied(caller, entry, format!("{reason}, and no approval hook is configured")));
         };
-        let request = ApprovalRequest { caller: caller.clone(), tool: entry.full_name.clone(), input: input.clone() };
+        let request = ApprovalRequest {
+            caller: caller.clone(),
+            tool: entry.full_name.clone(),
+            input: input.clone(),
+            risk: entry.def().policy.risk,
+            reason,
+        };
         match approve(request).await {
             Approval::Approved => Ok(()),
             Approval::Denied { reason } => Err(denied(caller, entry, format!("approval denied: {reason}"))),
@@ -243,7 +262,7 @@ impl ToolHost {
             }
         };
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
-        let run = sandbox::run(&code.engine, label, &component.limits, component.grants.clone(), operation).await;
+        let run = sandbox::run(&code.engine, label, &entry.def().limits, component.grants.clone(), operation).await;
         report.fuel_consumed = run.fuel_consumed;
         log_captured(&entry.full_name, &run.output);
         report.captured = run.output;
@@ -268,6 +287,41 @@ impl ToolHost {
     }
 }
 
+/// Records the call when it ends, and also when its future is dropped first.
+struct Recorder<'h> {
+    host: &'h ToolHost,
+    started_at: SystemTime,
+    started: Instant,
+    /// Taken when the call ends.
+    report: Option<CallReport>,
+}
+
+impl Recorder<'_> {
+    fn finish(mut self) -> CallReport {
+        let report = self.report.take().expect("a call ends once");
+        self.record(report)
+    }
+
+    fn record(&self, mut report: CallReport) -> CallReport {
+        report.duration = self.started.elapsed();
+        if self.host.audit.is_active() {
+            self.host.audit.record(CallRecord::from_report(&report, self.started_at));
+        }
+        report
+    }
+}
+
+impl Drop for Recorder<'_> {
+    fn drop(&mut self) {
+        if let Some(mut report) = self.report.take() {
+            let tool = report.tool.clone().unwrap_or_else(|| report.requested.clone());
+            report.outcome = Err(CallError::Cancelled { tool });
+            tracing::debug!(caller = %report.caller, tool = ?report.tool, "call cancelled");
+            self.record(report);
+        }
+    }
+}
+
 /// What a tool produced, before the output checks.
 enum Produced {
     /// JSON text, as a toolbox component returns it.
@@ -287,7 +341,7 @@ async fn run_native(
     use futures::FutureExt;
     let name = || entry.full_name.clone();
     report.input_bytes = serde_json::to_vec(&input).map_or(0, |bytes| bytes.len() as u64);
-    let limit = tool.limits.timeout;
+    let limit = entry.def().limits.timeout;
     let call = std::panic::AssertUnwindSafe(tool.call(input)).catch_unwind();
     match tokio::time::timeout(limit, call).await {
         Err(_elapsed) => Err(CallError::Timeout { tool: name(), limit }),
@@ -331,7 +385,7 @@ fn tool_input(entry: &ToolEntry, form: NameForm, arguments: Value) -> Result<Val
 /// before it is parsed, so an oversized answer costs no parsing.
 fn check_output(entry: &ToolEntry, produced: Produced, report: &mut CallReport) -> Result<Value, CallError> {
     let tool = || entry.full_name.clone();
-    let limit = entry.source.limits().max_output;
+    let limit = entry.def().limits.max_output;
     let too_large = |size: u64| CallError::OutputTooLarge { tool: tool(), size, limit };
     let output = match produced {
         Produced::Text(text) => {

@@ -59,6 +59,11 @@ pub enum CallError {
     /// exhausted); the tool itself is not at fault.
     #[error("the host could not run `{tool}`: {message}")]
     Host { tool: String, message: String },
+
+    /// The caller gave the call up (an MCP client's `notifications/cancelled`, a closed
+    /// connection, a dropped future); the guest was stopped at its next epoch tick.
+    #[error("the call of `{tool}` was cancelled")]
+    Cancelled { tool: String },
 }
 
 impl CallError {
@@ -77,6 +82,7 @@ impl CallError {
             CallError::MemoryLimit { .. } => ErrorKind::MemoryLimit,
             CallError::OutputTooLarge { .. } => ErrorKind::OutputTooLarge,
             CallError::Host { .. } => ErrorKind::Host,
+            CallError::Cancelled { .. } => ErrorKind::Cancelled,
         }
     }
 }
@@ -116,11 +122,12 @@ pub enum ErrorKind {
     MemoryLimit,
     OutputTooLarge,
     Host,
+    Cancelled,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their exit codes.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::NotFound,
         ErrorKind::PermissionDenied,
         ErrorKind::InputInvalid,
@@ -132,6 +139,7 @@ impl ErrorKind {
         ErrorKind::MemoryLimit,
         ErrorKind::OutputTooLarge,
         ErrorKind::Host,
+        ErrorKind::Cancelled,
     ];
 
     /// The stable name of the kind, as in audit records, `error[KIND]` lines and MCP
@@ -149,6 +157,7 @@ impl ErrorKind {
             ErrorKind::MemoryLimit => "memory_limit",
             ErrorKind::OutputTooLarge => "output_too_large",
             ErrorKind::Host => "host",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 }
@@ -166,9 +175,15 @@ pub mod exit {
     /// A component failed to load: `inspect`, or a call of a tool missing because its
     /// namespace's component did not load.
     pub const LOAD: u8 = 14;
+    /// The call was cancelled (interrupted from the terminal). After [`LOAD`], which
+    /// was numbered before cancellation existed.
+    pub const CANCELLED: u8 = 15;
 
     /// The exit code of a failed call.
     pub fn of(kind: ErrorKind) -> u8 {
+        if kind == ErrorKind::Cancelled {
+            return CANCELLED;
+        }
         let position = ErrorKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
         3 + position as u8
     }
@@ -178,6 +193,7 @@ pub mod exit {
         let mut table = vec![(0, "ok"), (HOST, "host error (configuration, I/O)"), (USAGE, "usage error")];
         table.extend(ErrorKind::ALL.iter().map(|kind| (of(*kind), kind.meaning())));
         table.push((LOAD, "component failed to load"));
+        table.sort_by_key(|(code, _)| *code);
         table
     }
 }
@@ -197,6 +213,7 @@ impl ErrorKind {
             ErrorKind::MemoryLimit => "memory limit",
             ErrorKind::OutputTooLarge => "output too large",
             ErrorKind::Host => "the host could not run the call",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 
@@ -357,15 +374,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_has_its_own_exit_code_between_usage_and_load_errors() {
+    fn every_kind_has_its_own_exit_code_and_cancelled_follows_load_errors() {
         let codes: Vec<u8> = ErrorKind::ALL.iter().map(|kind| kind.exit_code()).collect();
-        assert_eq!(codes, (3..=13).collect::<Vec<u8>>());
+        assert_eq!(codes, (3..=13).chain([15]).collect::<Vec<u8>>());
         assert_eq!(ErrorKind::InputInvalid.exit_code(), 5);
         let table = exit::table();
         assert_eq!(table.first(), Some(&(0, "ok")));
-        assert_eq!(table.last(), Some(&(exit::LOAD, "component failed to load")));
+        assert_eq!(table.last(), Some(&(exit::CANCELLED, "cancelled")));
         let mut sorted: Vec<u8> = table.iter().map(|(code, _)| *code).collect();
         sorted.dedup();
-        assert_eq!(sorted, (0..=14).collect::<Vec<u8>>(), "one row per code, in order");
+        assert_eq!(sorted, (0..=15).collect::<Vec<u8>>(), "one row per code, in order");
     }
 }

@@ -2,18 +2,17 @@
 //! read, and everything that changes it (reloads, the watcher, the policy).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use serde_json::Value;
 use wasmtime::Engine;
 
 use crate::audit::{Audit, CallRecord};
-use crate::error::{BuildError, CallError, LoadError};
+use crate::error::{BuildError, LoadError};
 use crate::native::{NativeTool, NativeToolError};
-use crate::policy::{ApprovalHook, Caller, Policy};
+use crate::policy::{ApprovalHook, Policy, SessionToolsets};
 use crate::registry::cache::{self, CompileCache};
 use crate::registry::component::LoadedComponent;
 use crate::registry::load::{self, LoadProgress, ProgressFn};
@@ -21,11 +20,10 @@ use crate::registry::loader::Loader;
 use crate::registry::optimize::Optimizer;
 use crate::registry::resident;
 use crate::registry::watch::{self, WatchError, WatchHandle};
-use crate::registry::{Layer, Listing, NativeSlot, RegistryChange, Snapshot, ToolDescription};
+use crate::registry::{Layer, Listing, NativeSlot, RegistryChange, Snapshot};
 use crate::sandbox::TierEngine;
 use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
-use crate::serve::definitions::{self, ExportFormat};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
@@ -244,6 +242,7 @@ impl ToolHostBuilder {
             progress: self.progress,
             policy: Arc::new(ArcSwap::from_pointee(self.policy)),
             policy_generation: Arc::default(),
+            sessions: Arc::default(),
             approval: self.approval,
             audit: Arc::new(audit),
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
@@ -301,15 +300,6 @@ fn open_cache(setting: CacheSetting, engine: &Engine) -> Option<CompileCache> {
         .ok()
 }
 
-/// The versions of what a listing is made of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ListingVersion {
-    /// The [`Snapshot::generation`] listed.
-    pub snapshot: u64,
-    /// How many times the policy was replaced.
-    pub policy: u64,
-}
-
 /// A host serving the tools of its layers. Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct ToolHost {
@@ -321,8 +311,11 @@ pub struct ToolHost {
     changes: tokio::sync::broadcast::Sender<RegistryChange>,
     progress: Option<ProgressFn>,
     pub(crate) policy: Arc<ArcSwap<Policy>>,
-    /// Counts [`ToolHost::set_policy`] calls, for [`ToolHost::listing_version`].
-    policy_generation: Arc<AtomicU64>,
+    /// Counts changes of the policy and of session tool sets, for
+    /// [`ToolHost::listing_version`].
+    pub(crate) policy_generation: Arc<AtomicU64>,
+    /// Tools switched on and off per session.
+    pub(crate) sessions: Arc<SessionToolsets>,
     pub(crate) approval: Option<ApprovalHook>,
     pub(crate) audit: Arc<Audit>,
     /// Bounds the calls running at once.
@@ -339,50 +332,6 @@ impl ToolHost {
     /// Call records as calls finish, including refused and failed attempts.
     pub fn subscribe_calls(&self) -> tokio::sync::broadcast::Receiver<Arc<CallRecord>> {
         self.audit.subscribe()
-    }
-
-    /// Replaces the caller policy; calls that already passed it are not affected.
-    pub fn set_policy(&self, policy: Policy) {
-        self.policy.store(Arc::new(policy));
-        self.policy_generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// What [`ToolHost::list`] for any caller depends on. A cache of listings is valid
-    /// while this stays the same.
-    pub fn listing_version(&self) -> ListingVersion {
-        ListingVersion {
-            snapshot: self.snapshot.load().generation,
-            policy: self.policy_generation.load(Ordering::SeqCst),
-        }
-    }
-
-    /// The tools `caller` may call, in a function-calling format.
-    pub fn export(&self, format: ExportFormat, caller: &Caller) -> Value {
-        definitions::export(&self.list(caller), format)
-    }
-
-    /// A tool's definition by any accepted name, if `caller` may call it.
-    pub fn describe(&self, caller: &Caller, name: &str) -> Result<ToolDescription, CallError> {
-        let snapshot = self.snapshot.load();
-        let entry = snapshot.resolve(name)?;
-        self.policy.load().check(caller, &entry.full_name).map_err(|reason| CallError::PermissionDenied {
-            caller: caller.to_string(),
-            tool: entry.full_name.clone(),
-            reason,
-        })?;
-        Ok(ToolDescription::of(&snapshot, entry))
-    }
-
-    /// Every tool `caller` may call.
-    pub fn list(&self, caller: &Caller) -> Vec<ToolDescription> {
-        let snapshot = self.snapshot.load();
-        let policy = self.policy.load();
-        snapshot
-            .tools
-            .values()
-            .filter(|entry| policy.check(caller, &entry.full_name).is_ok())
-            .map(|entry| ToolDescription::of(&snapshot, entry))
-            .collect()
     }
 
     /// The operator's view of everything served: layers, every tool (whoever may call

@@ -34,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+mod access;
 mod audit;
 mod call;
 mod config;
@@ -50,14 +51,18 @@ pub mod scaffold;
 mod schema;
 pub mod serve;
 
+pub use crate::access::ListingVersion;
 pub use crate::audit::CallRecord;
 pub use crate::call::{CallReport, ToolCall};
-pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, parse_duration, parse_size};
+pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, ToolManifest, parse_duration, parse_size};
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
-pub use crate::host::{CacheSetting, ListingVersion, ToolHost, ToolHostBuilder};
+pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
 pub use crate::native::{NativeTool, NativeToolError, ToolError};
 pub use crate::plain::{PlainFunction, SkippedExport};
-pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Policy, PolicyRule};
+pub use crate::policy::{
+    Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, Risk, SessionTools, ToolFilter,
+    ToolHints, ToolPolicy,
+};
 pub use crate::registry::component::{Contract, LoadedComponent, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};

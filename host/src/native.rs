@@ -33,6 +33,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::names;
+use crate::policy::{Risk, ToolHints, ToolPolicy};
 use crate::registry::component::ToolDef;
 use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
@@ -79,11 +80,10 @@ type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ToolError>>
 pub struct NativeTool {
     pub(crate) namespace: String,
     pub(crate) def: Arc<ToolDef>,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) requires_approval: bool,
-    /// The host's defaults with `timeout` over them, set when the tool is registered;
-    /// only `timeout` and `max_output` apply to native code.
-    pub(crate) limits: Limits,
+    /// Its own time limit; the def's limits are the host's defaults with this over
+    /// them once the tool is registered (only `timeout` and `max_output` apply to
+    /// native code).
+    timeout: Option<Duration>,
     handler: Handler,
 }
 
@@ -123,16 +123,11 @@ impl NativeTool {
             description: description.to_owned(),
             input_schema: schema("input", input_schema)?,
             output_schema: schema("output", output_schema)?,
+            limits: Limits::default(),
+            policy: ToolPolicy::default(),
         };
         let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
-        Ok(NativeTool {
-            namespace: namespace.to_owned(),
-            def: Arc::new(def),
-            timeout: None,
-            requires_approval: false,
-            limits: Limits::default(),
-            handler,
-        })
+        Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, handler })
     }
 
     /// A tool from a typed function: its schemas are derived from `In` and `Out`
@@ -159,7 +154,19 @@ impl NativeTool {
 
     /// Calls must pass the host's approval hook first.
     pub fn requiring_approval(mut self) -> NativeTool {
-        self.requires_approval = true;
+        Arc::make_mut(&mut self.def).policy.requires_approval = true;
+        self
+    }
+
+    /// Its risk level (the default is medium).
+    pub fn with_risk(mut self, risk: Risk) -> NativeTool {
+        Arc::make_mut(&mut self.def).policy.risk = risk;
+        self
+    }
+
+    /// How it behaves, for clients (MCP tool annotations) and listing filters.
+    pub fn with_hints(mut self, hints: ToolHints) -> NativeTool {
+        Arc::make_mut(&mut self.def).policy.hints = hints;
         self
     }
 
@@ -176,7 +183,7 @@ impl NativeTool {
 
     /// This tool as registered in a host whose default limits are `defaults`.
     pub(crate) fn registered(mut self, defaults: Limits) -> NativeTool {
-        self.limits = Limits { timeout: self.timeout.unwrap_or(defaults.timeout), ..defaults };
+        Arc::make_mut(&mut self.def).limits = Limits { timeout: self.timeout.unwrap_or(defaults.timeout), ..defaults };
         self
     }
 

@@ -11,9 +11,12 @@ const MAX_VIOLATIONS: usize = 16;
 
 /// A tool's schema in both forms: the JSON the tool declared (for listing and export)
 /// and the compiled validator (for calls).
+#[derive(Clone)]
 pub struct Schema {
     json: Value,
-    validator: jsonschema::Validator,
+    /// Shared by copies of a tool's definition (a native tool's settings are set on
+    /// a copy).
+    validator: std::sync::Arc<jsonschema::Validator>,
 }
 
 impl std::fmt::Debug for Schema {
@@ -36,7 +39,7 @@ impl Schema {
             .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(&json)
             .map_err(|e| format!("invalid JSON Schema: {e}"))?;
-        Ok(Schema { json, validator })
+        Ok(Schema { json, validator: std::sync::Arc::new(validator) })
     }
 
     /// The schema as the tool declared it.

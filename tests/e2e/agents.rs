@@ -7,15 +7,14 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
-use toolhost::{Approval, ApprovalHook, CallError, Caller, Policy, PolicyRule, ToolCall, ToolHost};
+use toolhost::{
+    Approval, ApprovalHook, CallError, Caller, ExportFormat, Policy, PolicyRule, Risk, SessionTools, ToolCall,
+    ToolFilter, ToolHints, ToolHost,
+};
 use toolhost_tests::ToolsDir;
 
 fn planner_policy() -> Policy {
-    Policy::new(vec![PolicyRule {
-        agent: "planner".into(),
-        allow: vec!["math/*".into(), "text/slugify".into()],
-        deny: vec!["math/divide".into()],
-    }])
+    Policy::new(vec![PolicyRule::for_agent("planner").allow(["math/*", "text/slugify"]).deny(["math/divide"])])
 }
 
 async fn examples_host(policy: Policy) -> (ToolsDir, ToolHost) {
@@ -35,35 +34,41 @@ async fn the_policy_refuses_before_any_validation_or_execution() {
     assert!(host.call_as(&planner, "text/slugify", json!({ "text": "a" })).await.is_ok());
 
     // Denied by a deny glob, with input that would also fail validation: the policy
-    // answers first, and nothing runs.
+    // answers first, nothing runs, and the caller learns nothing about the tool: it is
+    // not found, exactly like a tool that does not exist. The report keeps the reason
+    // for the operator.
     let report = host.call_detailed_as(&planner, None, "math/divide", json!({ "nonsense": true })).await;
-    let Err(CallError::PermissionDenied { caller, tool, reason }) = &report.outcome else {
-        panic!("{:?}", report.outcome)
-    };
-    assert_eq!((caller.as_str(), tool.as_str()), ("planner (session s-1)", "math/divide"));
-    assert!(reason.contains("deny `math/divide`"), "{reason}");
+    let Err(CallError::NotFound { name, suggestions }) = &report.outcome else { panic!("{:?}", report.outcome) };
+    assert_eq!(name, "math/divide");
+    assert!(!suggestions.contains(&"math/divide".to_owned()), "{suggestions:?}");
+    assert!(report.hidden_because.as_deref().unwrap().contains("deny `math/divide`"), "{report:?}");
     assert_eq!(report.fuel_consumed, 0);
+    let missing = host.call_as(&planner, "math/nonexistent", json!({})).await.unwrap_err();
+    assert!(matches!(missing, CallError::NotFound { .. }));
 
-    let outside = host.call_as(&planner, "json/get", json!({ "document": {}, "pointer": "" })).await.unwrap_err();
-    assert!(
-        matches!(&outside, CallError::PermissionDenied { reason, .. } if reason.contains("not in the allow list")),
-        "{outside:?}"
-    );
-    let stranger = host.call_as(&Caller::new("stranger"), "math/add", json!({ "numbers": [] })).await.unwrap_err();
-    assert!(
-        matches!(&stranger, CallError::PermissionDenied { reason, .. } if reason.contains("no policy rule")),
-        "{stranger:?}"
-    );
+    // Close names the caller may not see are never suggested; ones it may see are.
+    let outside = host.call_as(&planner, "json/gt", json!({})).await.unwrap_err();
+    assert_eq!(outside, CallError::NotFound { name: "json/gt".into(), suggestions: vec![] });
+    let slug = host.call_as(&planner, "text/slugifyy", json!({})).await.unwrap_err();
+    assert!(matches!(&slug, CallError::NotFound { suggestions, .. } if suggestions == &["text/slugify"]), "{slug:?}");
+    let stranger = host.call_detailed_as(&Caller::new("stranger"), None, "math/add", json!({ "numbers": [] })).await;
+    assert!(matches!(stranger.outcome, Err(CallError::NotFound { .. })));
+    assert!(stranger.hidden_because.unwrap().contains("no policy rule"));
 
     // The policy also filters what a caller sees.
     let visible: Vec<String> = host.list(&planner).into_iter().map(|t| t.name).collect();
     assert_eq!(visible, ["math/add", "math/evaluate", "text/slugify"]);
-    assert!(matches!(host.describe(&planner, "json/get"), Err(CallError::PermissionDenied { .. })));
+    assert!(matches!(host.describe(&planner, "json/get"), Err(CallError::NotFound { .. })));
     assert_eq!(host.describe(&planner, "math.add").unwrap().name, "math/add");
 
     // Policies can change at run time.
     host.set_policy(Policy::allow_all());
     assert!(host.call_as(&Caller::new("stranger"), "math/add", json!({ "numbers": [] })).await.is_ok());
+    let typo = host.call_as(&planner, "json/gt", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&typo, CallError::NotFound { suggestions, .. } if suggestions.first().is_some_and(|s| s == "json/get")),
+        "the same typo, now that the planner may see json/get: {typo:?}"
+    );
 }
 
 async fn approval_host(hook: Option<ApprovalHook>) -> (ToolsDir, ToolHost) {
@@ -83,7 +88,7 @@ async fn tools_that_require_approval_are_denied_without_a_hook() {
     let (_tools, host) = approval_host(None).await;
     let error = host.call("math/add", json!({ "numbers": [1] })).await.unwrap_err();
     assert!(
-        matches!(&error, CallError::PermissionDenied { reason, .. } if reason.contains("requires approval and no approval hook")),
+        matches!(&error, CallError::PermissionDenied { reason, .. } if reason.contains("requires approval, and no approval hook")),
         "{error:?}"
     );
     assert!(host.call("text/slugify", json!({ "text": "x" })).await.is_ok(), "other tools need no approval");
@@ -157,11 +162,7 @@ async fn every_attempt_is_audited_to_subscribers_and_jsonl_without_secrets() {
     let jsonl = log_dir.path().join("audit.jsonl");
     let host = ToolHost::builder()
         .root(tools.path())
-        .policy(Policy::new(vec![PolicyRule {
-            agent: "agent-1".into(),
-            allow: vec!["math/*".into(), "hostile/*".into()],
-            deny: vec![],
-        }]))
+        .policy(Policy::new(vec![PolicyRule::for_agent("agent-1").allow(["math/*", "hostile/*"])]))
         .audit_jsonl(&jsonl)
         .build()
         .await
@@ -208,4 +209,131 @@ async fn every_attempt_is_audited_to_subscribers_and_jsonl_without_secrets() {
     assert_eq!(second["caller"], json!({ "agent": "agent-1", "session": "conversation-7" }));
     assert!(second["duration_us"].is_u64() && second["timestamp_ms"].as_u64().unwrap() > 1_700_000_000_000);
     assert!(!lines.join("\n").contains("sk-audit-secret"), "config values never reach the audit log");
+}
+
+#[tokio::test]
+async fn a_session_narrows_its_agent_tools_at_run_time() {
+    let (_tools, host) = examples_host(Policy::allow_all()).await;
+    let thread = Caller::new("planner").with_session("thread-1");
+    let other = Caller::new("planner").with_session("thread-2");
+    let before = host.listing_version();
+    host.set_session_tools("thread-1", SessionTools::only(["math/*"]));
+    assert_ne!(host.listing_version(), before, "cached listings are stale");
+    let names = |caller: &Caller| host.list(caller).into_iter().map(|t| t.name).collect::<Vec<_>>();
+    assert!(names(&thread).iter().all(|n| n.starts_with("math/")), "{:?}", names(&thread));
+    assert!(names(&other).contains(&"text/slugify".to_owned()), "other sessions keep every tool");
+    let hidden = host.call_detailed_as(&thread, None, "text/slugify", json!({ "text": "a" })).await;
+    assert!(matches!(hidden.outcome, Err(CallError::NotFound { .. })));
+    assert!(hidden.hidden_because.unwrap().contains("not among the tools switched on"));
+    assert!(host.call_as(&thread, "math/add", json!({ "numbers": [1] })).await.is_ok());
+
+    host.set_session_tools("thread-1", SessionTools::without(["math/divide"]));
+    assert!(host.call_as(&thread, "text/slugify", json!({ "text": "a" })).await.is_ok());
+    assert!(matches!(host.describe(&thread, "math/divide"), Err(CallError::NotFound { .. })));
+    host.clear_session_tools("thread-1");
+    assert_eq!(host.session_tools("thread-1"), None);
+    assert!(host.describe(&thread, "math/divide").is_ok());
+
+    // A rule for some sessions of an agent.
+    host.set_policy(Policy::new(vec![
+        PolicyRule::for_agent("planner").in_sessions("review-*").allow(["text/*"]),
+        PolicyRule::for_agent("planner").allow(["math/*"]),
+    ]));
+    let review = Caller::new("planner").with_session("review-9");
+    assert!(names(&review).iter().all(|n| n.starts_with("text/")), "{:?}", names(&review));
+    assert!(names(&thread).iter().all(|n| n.starts_with("math/")), "{:?}", names(&thread));
+}
+
+#[tokio::test]
+async fn per_tool_manifest_settings_set_limits_risk_and_hints() {
+    let tools = ToolsDir::with_examples();
+    tools.manifest(
+        "math",
+        "math",
+        "[policy]\nrisk = \"low\"\nread_only = true\nidempotent = true\nopen_world = false\n\n\
+         [tools.evaluate.limits]\nfuel = 1000\n\n\
+         [tools.divide.policy]\nrisk = \"critical\"\nread_only = false\ndestructive = true\n",
+    );
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+    let add = host.describe(&Caller::local(), "math/add").unwrap();
+    assert_eq!(add.risk, Risk::Low);
+    assert_eq!(
+        add.hints,
+        ToolHints { read_only: Some(true), destructive: None, idempotent: Some(true), open_world: Some(false) }
+    );
+    let divide = host.describe(&Caller::local(), "math/divide").unwrap();
+    assert_eq!(
+        (divide.risk, divide.hints.read_only, divide.hints.destructive),
+        (Risk::Critical, Some(false), Some(true))
+    );
+
+    // One tool's limits, not its neighbours'.
+    let starved = host.call("math/evaluate", json!({ "expression": "2^10 - 1" })).await.unwrap_err();
+    assert!(matches!(starved, CallError::OutOfFuel { limit: 1000, .. }), "{starved:?}");
+    assert!(host.call("math/add", json!({ "numbers": [1] })).await.is_ok());
+
+    // MCP annotations and the risk in `_meta`.
+    let mcp = host.export(ExportFormat::Mcp, &Caller::local());
+    let definition = mcp["tools"].as_array().unwrap().iter().find(|t| t["title"] == "math/add").unwrap().clone();
+    assert_eq!(
+        definition["annotations"],
+        json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false })
+    );
+    assert_eq!(definition["_meta"]["toolhost/risk"], "low");
+    let text = mcp["tools"].as_array().unwrap().iter().find(|t| t["title"] == "text/slugify").unwrap().clone();
+    assert!(text.get("annotations").is_none(), "no hints, no annotations: {text}");
+
+    // Filters and risk caps.
+    let caller = Caller::local();
+    let read_only = host.list_filtered(&caller, &ToolFilter { read_only: Some(true), ..ToolFilter::default() });
+    assert!(read_only.iter().all(|t| t.name.starts_with("math/") && t.name != "math/divide"), "{read_only:?}");
+    let low = host.list_filtered(&caller, &ToolFilter { max_risk: Some(Risk::Low), ..ToolFilter::default() });
+    assert!(!low.is_empty() && low.iter().all(|t| t.risk == Risk::Low));
+    host.set_policy(Policy::new(vec![PolicyRule::for_agent("*").allow(["*"]).max_risk(Risk::High)]));
+    let capped = host.call_detailed_as(&caller, None, "math/divide", json!({ "dividend": 1, "divisor": 1 })).await;
+    assert!(matches!(capped.outcome, Err(CallError::NotFound { .. })), "above the cap, the tool is hidden");
+    assert!(capped.hidden_because.unwrap().contains("above the `high`"));
+}
+
+#[tokio::test]
+async fn risk_above_a_rule_threshold_goes_to_the_approval_hook() {
+    let tools = ToolsDir::with_examples();
+    tools.manifest("math", "math", "[tools.divide.policy]\nrisk = \"high\"\n");
+    let asked: Arc<std::sync::Mutex<Vec<(String, Risk, String)>>> = Arc::default();
+    let seen = asked.clone();
+    let hook: ApprovalHook = Arc::new(move |request| {
+        seen.lock().unwrap().push((request.tool.clone(), request.risk, request.reason.clone()));
+        async { Approval::Approved }.boxed()
+    });
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .policy(Policy::new(vec![PolicyRule::for_agent("*").allow(["*"]).approve_above(Risk::Medium)]))
+        .approval_hook(hook)
+        .build()
+        .await
+        .unwrap();
+    assert!(host.call("math/divide", json!({ "dividend": 6, "divisor": 3 })).await.is_ok());
+    assert!(host.call("math/add", json!({ "numbers": [1] })).await.is_ok(), "medium: no approval asked");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!((asked[0].0.as_str(), asked[0].1), ("math/divide", Risk::High));
+    assert!(asked[0].2.contains("above `medium`"), "{asked:?}");
+}
+
+#[tokio::test]
+async fn a_dropped_call_stops_the_guest_and_is_recorded_as_cancelled() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    tools.manifest("hostile", "hostile", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"60s\"\n");
+    let host = ToolHost::builder().root(tools.path()).max_concurrent_calls(1).build().await.unwrap();
+    let mut records = host.subscribe_calls();
+    let spinning = host.call("hostile/busy", json!({ "iterations": 1_000_000_000_000u64 }));
+    assert!(tokio::time::timeout(Duration::from_millis(300), spinning).await.is_err(), "still spinning");
+    // Dropped by the timeout: the record says so, and the only call slot is free.
+    let record = records.recv().await.unwrap();
+    assert_eq!((record.requested.as_str(), record.outcome.as_str()), ("hostile/busy", "cancelled"));
+    let started = std::time::Instant::now();
+    assert_eq!(host.call("hostile/count_calls", json!({})).await, Ok(json!({ "calls": 1 })));
+    assert!(started.elapsed() < Duration::from_secs(2), "the slot was free at once");
 }

@@ -257,11 +257,9 @@ async fn exported_names_map_back_and_a_policy_narrows_exports() {
         assert_eq!(host.describe(&caller, openai_tool["function"]["name"].as_str().unwrap()).unwrap().name, full_name);
         assert_eq!(host.describe(&caller, mcp_tool["name"].as_str().unwrap()).unwrap().name, full_name);
     }
-    host.set_policy(toolhost::Policy::new(vec![toolhost::PolicyRule {
-        agent: "planner".into(),
-        allow: vec!["math/*".into(), "text/slugify".into()],
-        deny: vec!["math/divide".into()],
-    }]));
+    host.set_policy(toolhost::Policy::new(vec![
+        toolhost::PolicyRule::for_agent("planner").allow(["math/*", "text/slugify"]).deny(["math/divide"]),
+    ]));
     let narrowed = host.export(ExportFormat::Anthropic, &Caller::new("planner"));
     let names: Vec<&str> = narrowed.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["math__add", "math__evaluate", "text__slugify"]);

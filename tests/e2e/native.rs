@@ -150,17 +150,14 @@ async fn policy_approval_and_audit_apply_to_native_tools() {
         .layer(Layer::native("app"))
         .layer(Layer::directory("tools", tools.path()))
         .tool("app", weather(calls.clone()).requiring_approval())
-        .policy(Policy::new(vec![
-            PolicyRule { agent: "planner".into(), allow: vec!["weather/*".into()], deny: vec![] },
-            PolicyRule { agent: "*".into(), allow: vec![], deny: vec![] },
-        ]))
+        .policy(Policy::new(vec![PolicyRule::for_agent("planner").allow(["weather/*"]), PolicyRule::for_agent("*")]))
         .approval_hook(hook)
         .build()
         .await
         .unwrap();
     let mut records = host.subscribe_calls();
     let stranger = host.call_as(&Caller::new("stranger"), "weather/now", json!({ "name": "Rome" })).await;
-    assert!(matches!(stranger, Err(CallError::PermissionDenied { .. })), "{stranger:?}");
+    assert!(matches!(stranger, Err(CallError::NotFound { .. })), "hidden from the stranger: {stranger:?}");
     let planner = Caller::new("planner");
     assert!(host.call_as(&planner, "weather/now", json!({ "name": "Rome" })).await.is_ok());
     let denied = host.call_as(&planner, "weather/now", json!({ "name": "Moscow" })).await.unwrap_err();

@@ -20,11 +20,18 @@
 //! env     = ["API_TOKEN"]
 //! config  = { units = "metric" }
 //!
-//! [policy]
+//! [policy]                 # every tool of the component
 //! requires_approval = false
+//! risk = "low"             # low | medium (the default) | high | critical
+//! read_only = true         # hints, shown to clients as MCP tool annotations:
+//! open_world = false       # read_only, destructive, idempotent, open_world
 //!
-//! [tools.get-weather]      # settings of one tool
+//! [tools.get-weather]      # settings of one tool, over the component's
 //! description = "Current weather for a city, in metric units."
+//! [tools.get-weather.limits]
+//! timeout = "10s"
+//! [tools.get-weather.policy]
+//! open_world = true
 //! ```
 
 use std::collections::BTreeMap;
@@ -37,6 +44,7 @@ use crate::config::limits::RawLimits;
 use crate::config::units::{Problem, span_of};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::names;
+use crate::policy::{Risk, ToolHints, ToolPolicy};
 use crate::sandbox::grants::{FileGrant, Grants};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
@@ -48,23 +56,38 @@ pub struct Manifest {
     pub limits: Limits,
     /// What the guest may reach; nothing unless the manifest grants it.
     pub grants: Grants,
-    /// Calls must pass the host's approval hook first.
-    pub requires_approval: bool,
-    /// Descriptions the operator gives tools (`[tools.NAME] description`), over the
-    /// component's own.
-    pub descriptions: BTreeMap<String, String>,
+    /// The operator's policy for every tool of the component (`[policy]`).
+    pub policy: ToolPolicy,
+    /// Settings of single tools (`[tools.NAME]`), over the component's.
+    pub tools: BTreeMap<String, ToolManifest>,
+}
+
+/// What a manifest decides for one tool (`[tools.NAME]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolManifest {
+    /// A description over the component's own.
+    pub description: Option<String>,
+    /// Its per-call limits: `[tools.NAME.limits]` over the component's.
+    pub limits: Limits,
+    /// Its policy: `[tools.NAME.policy]` over the component's.
+    pub policy: ToolPolicy,
 }
 
 impl Manifest {
     /// The decisions for a component without a manifest: host defaults, nothing
     /// granted.
     pub fn default_for(defaults: Limits) -> Manifest {
-        Manifest {
-            limits: defaults,
-            grants: Grants::default(),
-            requires_approval: false,
-            descriptions: BTreeMap::new(),
-        }
+        Manifest { limits: defaults, grants: Grants::default(), policy: ToolPolicy::default(), tools: BTreeMap::new() }
+    }
+
+    /// The limits of tool `name`.
+    pub fn limits_of(&self, name: &str) -> Limits {
+        self.tools.get(name).map_or(self.limits, |tool| tool.limits)
+    }
+
+    /// The policy of tool `name`.
+    pub fn policy_of(&self, name: &str) -> ToolPolicy {
+        self.tools.get(name).map_or(self.policy, |tool| tool.policy)
     }
 
     /// Reads and checks the manifest at `path`: its limits over `defaults`, within
@@ -92,6 +115,10 @@ struct RawManifest {
 #[serde(deny_unknown_fields)]
 struct RawTool {
     description: Option<String>,
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    policy: RawPolicy,
 }
 
 #[derive(Deserialize, Default)]
@@ -124,11 +151,31 @@ enum ConfigValue {
     Bool(bool),
 }
 
+/// `[policy]` and `[tools.NAME.policy]`: absent keys keep what is above them.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
-    #[serde(default)]
-    requires_approval: bool,
+    requires_approval: Option<bool>,
+    risk: Option<Risk>,
+    read_only: Option<bool>,
+    destructive: Option<bool>,
+    idempotent: Option<bool>,
+    open_world: Option<bool>,
+}
+
+impl RawPolicy {
+    fn over(self, base: ToolPolicy) -> ToolPolicy {
+        ToolPolicy {
+            requires_approval: self.requires_approval.unwrap_or(base.requires_approval),
+            risk: self.risk.unwrap_or(base.risk),
+            hints: base.hints.overridden_by(ToolHints {
+                read_only: self.read_only,
+                destructive: self.destructive,
+                idempotent: self.idempotent,
+                open_world: self.open_world,
+            }),
+        }
+    }
 }
 
 /// Reads and checks the manifest at `path`.
@@ -155,15 +202,20 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
         env: env_grants(path, raw.grants.env)?,
         config: config_grants(raw.grants.config),
     };
-    let mut descriptions = BTreeMap::new();
+    let policy = raw.policy.over(ToolPolicy::default());
+    let mut tools = BTreeMap::new();
     for (name, tool) in raw.tools {
         let span = tool.span();
         names::validate_tool(&name).map_err(|problem| Problem::at(span, format!("[tools.{name}]: {problem}")))?;
-        if let Some(description) = tool.into_inner().description {
-            descriptions.insert(name, description);
-        }
+        let tool = tool.into_inner();
+        let settings = ToolManifest {
+            description: tool.description,
+            limits: tool.limits.resolve(limits, ceilings)?,
+            policy: tool.policy.over(policy),
+        };
+        tools.insert(name, settings);
     }
-    Ok(Manifest { limits, grants, requires_approval: raw.policy.requires_approval, descriptions })
+    Ok(Manifest { limits, grants, policy, tools })
 }
 
 fn file_grants(base: &Path, text: &str, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {
@@ -358,6 +410,40 @@ mod tests {
         let bad_mode = "[grants]\nfiles = [{ host = \"data\", guest = \"/data\", mode = \"rwx\" }]\n";
         let error = parse(&manifest_path, bad_mode, Limits::default(), CEILINGS).unwrap_err();
         assert!(error.to_string().contains("neither \"ro\" nor \"rw\""), "{error}");
+    }
+
+    #[test]
+    fn a_tool_overrides_the_component_limits_and_policy_key_by_key() {
+        let manifest = parse_text(
+            "[limits]\ntimeout = \"2s\"\nfuel = 10\n[policy]\nrisk = \"low\"\nread_only = true\nopen_world = false\n\
+             [tools.wipe]\ndescription = \"Deletes.\"\n[tools.wipe.limits]\ntimeout = \"30s\"\n\
+             [tools.wipe.policy]\nrisk = \"critical\"\nread_only = false\ndestructive = true\nrequires_approval = true\n",
+        )
+        .unwrap();
+        assert_eq!(manifest.limits_of("read").timeout, Duration::from_secs(2));
+        let wipe = &manifest.tools["wipe"];
+        assert_eq!((wipe.limits.timeout, wipe.limits.fuel), (Duration::from_secs(30), 10));
+        assert_eq!(wipe.description.as_deref(), Some("Deletes."));
+        assert_eq!(
+            manifest.policy_of("wipe"),
+            ToolPolicy {
+                requires_approval: true,
+                risk: Risk::Critical,
+                hints: ToolHints {
+                    read_only: Some(false),
+                    destructive: Some(true),
+                    idempotent: None,
+                    open_world: Some(false)
+                },
+            }
+        );
+        assert_eq!(manifest.policy_of("read").risk, Risk::Low);
+
+        let (line, message) = problem("[tools.wipe.policy]\nrisk = \"severe\"\n");
+        assert_eq!(line, 2);
+        assert!(message.contains("unknown variant `severe`"), "{message}");
+        let (_, message) = problem("[tools.wipe.limits]\nmemory = \"2 GiB\"\n");
+        assert!(message.contains("over the host's ceiling"), "{message}");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 mod host_config;
 mod limits;
 mod manifest;
+mod tokens;
 mod units;
 
 pub use host_config::{ConfigError, DEFAULT_CONFIG, HostConfig};
-pub use manifest::{Manifest, load as load_manifest};
+pub use manifest::{Manifest, ToolManifest, load as load_manifest};
 pub use units::{parse_duration, parse_size};

@@ -47,7 +47,9 @@ use wasmtime::component::{Component, ComponentExportIndex, Type, Val};
 
 use crate::error::{CallError, Violation};
 use crate::names;
+use crate::policy::ToolPolicy;
 use crate::registry::component::ToolDef;
+use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
 use docs::Docs;
 
@@ -222,6 +224,8 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
         description,
         input_schema: compile("input", input)?,
         output_schema: compile("output", output)?,
+        limits: Limits::default(),
+        policy: ToolPolicy::default(),
     };
     let function =
         PlainFunction { interface: candidate.interface.clone(), function: candidate.function.clone(), signature };

@@ -1,72 +1,117 @@
-//! Who may call what: callers, the policy over them, and approval of sensitive tools.
+//! Who may call what: callers, the policy over them, per-tool risk, session tool sets,
+//! and approval of sensitive tools.
 //!
-//! A policy is a list of rules, each for the agents whose id matches its `agent` glob.
-//! The first matching rule decides: a tool matching any `deny` glob is refused, else one
-//! matching an `allow` glob is permitted, else it is refused. A caller that no rule
-//! matches is refused. With no rules at all (the default), every caller may call every
-//! tool. Globs use `*` for any run of characters: `math/*`, `*/read`, `planner-*`.
+//! A policy is a list of rules, each for the agents whose id matches its `agent` glob
+//! (and, when it names one, the sessions matching its `session` glob). The first
+//! matching rule decides: a tool matching any `deny` glob is refused, else one matching
+//! an `allow` glob above the rule's `max_risk` is refused, else one matching an `allow`
+//! glob is permitted, else it is refused. A caller that no rule matches is refused. With
+//! no rules at all (the default), every caller may call every tool. Globs use `*` for
+//! any run of characters: `math/*`, `*/read`, `planner-*`.
+//!
+//! A refused tool is hidden: the caller's listings, suggestions and errors never name
+//! it, and calling it answers as for a tool that does not exist (the audit record keeps
+//! the reason for the operator).
+//!
+//! A permitted call still needs approval when the tool requires it or its risk is above
+//! the rule's `approve_above`.
 //!
 //! ```toml
 //! [[policy]]
 //! agent = "planner"
+//! session = "review-*"          # optional: only these sessions of the agent
 //! allow = ["math/*", "text/*", "*/read"]
 //! deny  = ["fs/write"]
+//! max_risk = "high"             # optional: never tools above this level
+//! approve_above = "medium"      # optional: ask for approval above this level
 //! ```
 
-use std::sync::Arc;
+mod approval;
+mod caller;
+mod sessions;
+mod tool;
 
-use futures::future::BoxFuture;
-use serde_json::Value;
-
-/// Who is calling: an agent, and optionally the session it acts in.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct Caller {
-    /// The agent's id, matched by the policy's `agent` globs.
-    pub agent: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// The session (conversation, thread) the agent acts in.
-    pub session: Option<String>,
-}
-
-impl Caller {
-    /// An agent without a session.
-    pub fn new(agent: impl Into<String>) -> Caller {
-        Caller { agent: agent.into(), session: None }
-    }
-
-    /// The same agent in `session`.
-    pub fn with_session(mut self, session: impl Into<String>) -> Caller {
-        self.session = Some(session.into());
-        self
-    }
-
-    /// The caller of the CLI and of [`crate::ToolHost::call`].
-    pub fn local() -> Caller {
-        Caller::new("local")
-    }
-}
-
-impl std::fmt::Display for Caller {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.session {
-            Some(session) => write!(f, "{} (session {session})", self.agent),
-            None => f.write_str(&self.agent),
-        }
-    }
-}
+pub use approval::{Approval, ApprovalHook, ApprovalRequest};
+pub use caller::Caller;
+pub use sessions::SessionTools;
+pub(crate) use sessions::SessionToolsets;
+pub use tool::{Risk, ToolFilter, ToolHints, ToolPolicy};
 
 /// One rule of a [`Policy`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyRule {
     /// Glob over agent ids.
     pub agent: String,
+    /// Glob over session ids; without it the rule covers every session of the agent,
+    /// and calls without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
     #[serde(default)]
     /// Globs over full tool names this agent may call.
     pub allow: Vec<String>,
     #[serde(default)]
     /// Globs over full tool names this agent may not call, whatever `allow` says.
     pub deny: Vec<String>,
+    /// The highest risk level the agent may call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_risk: Option<Risk>,
+    /// Calls of tools above this risk level need approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve_above: Option<Risk>,
+}
+
+impl PolicyRule {
+    /// A rule for the agents matching `agent` that allows nothing yet.
+    pub fn for_agent(agent: impl Into<String>) -> PolicyRule {
+        PolicyRule { agent: agent.into(), ..PolicyRule::default() }
+    }
+
+    /// Also allows the tools matching `globs`.
+    pub fn allow<S: Into<String>>(mut self, globs: impl IntoIterator<Item = S>) -> PolicyRule {
+        self.allow.extend(globs.into_iter().map(Into::into));
+        self
+    }
+
+    /// Refuses the tools matching `globs`, whatever `allow` says.
+    pub fn deny<S: Into<String>>(mut self, globs: impl IntoIterator<Item = S>) -> PolicyRule {
+        self.deny.extend(globs.into_iter().map(Into::into));
+        self
+    }
+
+    /// Only for the sessions matching `glob`.
+    pub fn in_sessions(mut self, glob: impl Into<String>) -> PolicyRule {
+        self.session = Some(glob.into());
+        self
+    }
+
+    /// Never tools above `risk`.
+    pub fn max_risk(mut self, risk: Risk) -> PolicyRule {
+        self.max_risk = Some(risk);
+        self
+    }
+
+    /// Approval for tools above `risk`.
+    pub fn approve_above(mut self, risk: Risk) -> PolicyRule {
+        self.approve_above = Some(risk);
+        self
+    }
+
+    fn covers(&self, caller: &Caller) -> bool {
+        glob_match(&self.agent, &caller.agent)
+            && match (&self.session, &caller.session) {
+                (None, _) => true,
+                (Some(glob), Some(session)) => glob_match(glob, session),
+                (Some(_), None) => false,
+            }
+    }
+}
+
+/// What the policy lets a caller do with a tool it may call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permit {
+    /// Why the call needs approval first, when it does.
+    pub approval: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,21 +136,35 @@ impl Policy {
         &self.rules
     }
 
-    /// Whether `caller` may call the tool `full_name`; the error is the reason.
-    pub fn check(&self, caller: &Caller, full_name: &str) -> Result<(), String> {
+    /// Whether `caller` may call the tool `full_name`, whose operator policy is `tool`;
+    /// the error is the reason, for the operator's eyes (the caller is told nothing).
+    pub fn check(&self, caller: &Caller, full_name: &str, tool: &ToolPolicy) -> Result<Permit, String> {
+        let tool_approval = tool.requires_approval.then(|| "the tool requires approval".to_owned());
         if self.rules.is_empty() {
-            return Ok(());
+            return Ok(Permit { approval: tool_approval });
         }
-        let Some(rule) = self.rules.iter().find(|rule| glob_match(&rule.agent, &caller.agent)) else {
-            return Err(format!("no policy rule covers agent `{}`", caller.agent));
+        let Some(rule) = self.rules.iter().find(|rule| rule.covers(caller)) else {
+            return Err(format!("no policy rule covers {caller}"));
         };
         if let Some(pattern) = rule.deny.iter().find(|pattern| glob_match(pattern, full_name)) {
             return Err(format!("denied by the policy rule for `{}` (deny `{pattern}`)", rule.agent));
         }
-        if rule.allow.iter().any(|pattern| glob_match(pattern, full_name)) {
-            return Ok(());
+        if !rule.allow.iter().any(|pattern| glob_match(pattern, full_name)) {
+            return Err(format!("not in the allow list of the policy rule for `{}`", rule.agent));
         }
-        Err(format!("not in the allow list of the policy rule for `{}`", rule.agent))
+        if let Some(max) = rule.max_risk.filter(|max| tool.risk > *max) {
+            return Err(format!(
+                "its risk `{}` is above the `{max}` the policy rule for `{}` allows",
+                tool.risk, rule.agent
+            ));
+        }
+        let approval = match rule.approve_above {
+            Some(level) if tool.risk > level => {
+                Some(format!("its risk `{}` is above `{level}`, which the policy approves calls above", tool.risk))
+            }
+            _ => None,
+        };
+        Ok(Permit { approval: tool_approval.or(approval) })
     }
 }
 
@@ -132,31 +191,6 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     pattern[p..].iter().all(|&c| c == b'*')
 }
 
-/// What an approval hook is asked.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ApprovalRequest {
-    /// Who asks to call.
-    pub caller: Caller,
-    /// The full name of the tool.
-    pub tool: String,
-    /// The input the tool would get.
-    pub input: Value,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-/// The answer of an approval hook.
-pub enum Approval {
-    /// The call may run.
-    Approved,
-    /// The call is refused; `reason` reaches the caller.
-    #[allow(missing_docs)]
-    Denied { reason: String },
-}
-
-/// Decides calls to tools whose manifest sets `requires_approval` (a human in the loop,
-/// a second model, a rules engine…).
-pub type ApprovalHook = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,25 +210,50 @@ mod tests {
     #[test]
     fn first_matching_rule_decides_and_deny_wins() {
         let policy = Policy::new(vec![
-            PolicyRule {
-                agent: "planner".into(),
-                allow: vec!["math/*".into(), "*/read".into()],
-                deny: vec!["math/divide".into()],
-            },
-            PolicyRule { agent: "*".into(), allow: vec!["text/*".into()], deny: vec![] },
+            PolicyRule::for_agent("planner").allow(["math/*", "*/read"]).deny(["math/divide"]),
+            PolicyRule::for_agent("*").allow(["text/*"]),
         ]);
+        let any = ToolPolicy::default();
         let planner = Caller::new("planner");
-        assert_eq!(policy.check(&planner, "math/add"), Ok(()));
-        assert_eq!(policy.check(&planner, "fs/read"), Ok(()));
-        assert!(policy.check(&planner, "math/divide").unwrap_err().contains("deny `math/divide`"));
-        assert!(policy.check(&planner, "text/slugify").unwrap_err().contains("not in the allow list"));
-        assert_eq!(policy.check(&Caller::new("other"), "text/slugify"), Ok(()));
+        assert!(policy.check(&planner, "math/add", &any).is_ok());
+        assert!(policy.check(&planner, "fs/read", &any).is_ok());
+        assert!(policy.check(&planner, "math/divide", &any).unwrap_err().contains("deny `math/divide`"));
+        assert!(policy.check(&planner, "text/slugify", &any).unwrap_err().contains("not in the allow list"));
+        assert!(policy.check(&Caller::new("other"), "text/slugify", &any).is_ok());
         assert!(
             Policy::new(vec![policy.rules()[0].clone()])
-                .check(&Caller::new("x"), "math/add")
+                .check(&Caller::new("x"), "math/add", &any)
                 .unwrap_err()
                 .contains("no policy rule")
         );
-        assert_eq!(Policy::allow_all().check(&Caller::new("x"), "fs/write"), Ok(()));
+        assert!(Policy::allow_all().check(&Caller::new("x"), "fs/write", &any).is_ok());
+    }
+
+    #[test]
+    fn rules_can_cover_only_some_sessions() {
+        let policy = Policy::new(vec![
+            PolicyRule::for_agent("planner").in_sessions("review-*").allow(["text/*"]),
+            PolicyRule::for_agent("planner").allow(["math/*"]),
+        ]);
+        let any = ToolPolicy::default();
+        let reviewing = Caller::new("planner").with_session("review-7");
+        assert!(policy.check(&reviewing, "text/slugify", &any).is_ok());
+        assert!(policy.check(&reviewing, "math/add", &any).is_err(), "the first matching rule decides");
+        let elsewhere = Caller::new("planner").with_session("chat-1");
+        assert!(policy.check(&elsewhere, "math/add", &any).is_ok());
+        assert!(policy.check(&Caller::new("planner"), "text/slugify", &any).is_err(), "no session, no match");
+    }
+
+    #[test]
+    fn risk_caps_hide_and_thresholds_ask() {
+        let policy =
+            Policy::new(vec![PolicyRule::for_agent("*").allow(["*"]).max_risk(Risk::High).approve_above(Risk::Low)]);
+        let at = |risk| ToolPolicy { risk, ..ToolPolicy::default() };
+        let caller = Caller::new("a");
+        assert_eq!(policy.check(&caller, "x/low", &at(Risk::Low)), Ok(Permit { approval: None }));
+        assert!(policy.check(&caller, "x/high", &at(Risk::High)).unwrap().approval.unwrap().contains("above `low`"));
+        assert!(policy.check(&caller, "x/critical", &at(Risk::Critical)).unwrap_err().contains("above the `high`"));
+        let required = ToolPolicy { requires_approval: true, ..at(Risk::Low) };
+        assert!(Policy::allow_all().check(&caller, "x/y", &required).unwrap().approval.is_some());
     }
 }

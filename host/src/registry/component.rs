@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::contract;
 use crate::plain::{PlainFunction, SkippedExport};
+use crate::policy::ToolPolicy;
 use crate::registry::resident::Resident;
 use crate::sandbox::engine::Tier;
 use crate::sandbox::grants::{Capabilities, Grants};
@@ -40,8 +41,9 @@ pub struct LoadedComponent {
     pub limits: Limits,
     /// What the manifest grants.
     pub grants: Arc<Grants>,
-    /// Calls must pass the host's approval hook first.
-    pub requires_approval: bool,
+    /// The manifest's policy for its tools (`[policy]`; a tool's own is in its
+    /// [`ToolDef`]).
+    pub policy: ToolPolicy,
     /// The exported function behind each tool of a plain component (in the order of
     /// `tools`); empty for a toolbox.
     pub(crate) plain: Vec<PlainFunction>,
@@ -112,6 +114,12 @@ impl serde::Serialize for LoadedComponent {
                     "input_schema": tool.input_schema.json(),
                     "output_schema": tool.output_schema.json(),
                 });
+                if tool.limits != self.limits {
+                    shown["limits"] = json!(tool.limits);
+                }
+                if tool.policy != self.policy {
+                    shown["policy"] = json!(tool.policy);
+                }
                 if let Some(function) = self.plain_function(index) {
                     shown["export"] = json!(function.interface);
                     shown["wit"] = json!(function.signature);
@@ -134,7 +142,7 @@ impl serde::Serialize for LoadedComponent {
             "skipped_exports": skipped,
             "manifest": self.manifest,
             "limits": self.limits,
-            "requires_approval": self.requires_approval,
+            "policy": self.policy,
             "capabilities": self.capabilities(),
             "imports": self.imports,
             "tools": tools,
@@ -144,7 +152,7 @@ impl serde::Serialize for LoadedComponent {
 }
 
 /// One tool of a component.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolDef {
     /// The tool's name within its namespace.
     pub name: String,
@@ -154,4 +162,9 @@ pub struct ToolDef {
     pub input_schema: Schema,
     /// Its output, checked after every call.
     pub output_schema: Schema,
+    /// Per-call limits (the manifest's, per tool where it says so; for native tools
+    /// only the timeout and output size apply).
+    pub limits: Limits,
+    /// What the operator decided about it: approval, risk, hints.
+    pub policy: ToolPolicy,
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::LoadError;
+use crate::policy::{Risk, ToolHints, ToolPolicy};
 use crate::registry::source::SourceKind;
 use crate::registry::{Conflict, Layer, Overridden, Snapshot, ToolEntry};
 
@@ -23,6 +24,10 @@ pub struct ToolDescription {
     pub output_schema: Value,
     /// Calls must pass the host's approval hook first.
     pub requires_approval: bool,
+    /// How much harm a call can do.
+    pub risk: Risk,
+    /// How it behaves (read-only, destructive, idempotent, open-world), where said.
+    pub hints: ToolHints,
     /// The layer serving the tool.
     pub layer: String,
     /// What kind of implementation answers it.
@@ -45,13 +50,22 @@ impl ToolDescription {
             description: def.description.clone(),
             input_schema: def.input_schema.json().clone(),
             output_schema: def.output_schema.json().clone(),
-            requires_approval: entry.source.requires_approval(),
+            requires_approval: def.policy.requires_approval,
+            risk: def.policy.risk,
+            hints: def.policy.hints,
             layer: snapshot.layers[entry.layer].name.clone(),
             source: entry.source.kind(),
             file: entry.source.file().map(Path::to_owned),
             component_hash: entry.source.hash().map(str::to_owned),
             overrides: entry.overrides.clone(),
         }
+    }
+}
+
+impl ToolDescription {
+    /// The operator's policy for the tool, as listed.
+    pub fn policy(&self) -> ToolPolicy {
+        ToolPolicy { requires_approval: self.requires_approval, risk: self.risk, hints: self.hints }
     }
 }
 

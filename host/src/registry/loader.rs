@@ -10,7 +10,6 @@
 //! or Cranelift compiles it at once. Only Cranelift's code goes into the cache, and code
 //! mapped from the cache can be dropped while idle ([`crate::registry::resident`]).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,10 +22,12 @@ use crate::error::{LoadError, LoadErrorKind};
 use crate::host::Core;
 use crate::names;
 use crate::plain::{self, docs::Docs};
+use crate::policy::ToolPolicy;
 use crate::registry::component::{Contract, LoadedComponent, ToolDef};
 use crate::registry::resident::{Code, CodeKind, Resident};
 use crate::sandbox::engine::{Tier, Tiering};
 use crate::sandbox::grants::Grants;
+use crate::sandbox::limits::Limits;
 use crate::sandbox::{self, Operation, Returned, SandboxState, TierEngine};
 use crate::schema::Schema;
 
@@ -156,7 +157,7 @@ impl Loader<'_> {
                 )
             }
         };
-        apply_descriptions(&mut tools, &manifest.descriptions).map_err(error)?;
+        apply_manifest(&mut tools, &manifest).map_err(error)?;
         let code = Code { tier, engine: engine.engine.clone(), kind };
         let upgrade = match (tier, bytes) {
             (Tier::Baseline, Some(bytes)) if self.core.tiering == Tiering::Tiered => Some(Upgrade { bytes }),
@@ -174,7 +175,7 @@ impl Loader<'_> {
             manifest: manifest_path.map(Path::to_owned),
             limits: manifest.limits,
             grants: Arc::new(manifest.grants),
-            requires_approval: manifest.requires_approval,
+            policy: manifest.policy,
             plain,
             resident: Resident::new(code, cached),
         };
@@ -331,26 +332,38 @@ fn describe_tools(infos: Vec<contract::GuestToolInfo>) -> Result<Vec<ToolDef>, L
         }
         let input_schema = Schema::compile(&info.input_schema).map_err(|e| bad(format!("input schema: {e}")))?;
         let output_schema = Schema::compile(&info.output_schema).map_err(|e| bad(format!("output schema: {e}")))?;
-        tools.push(ToolDef { name: info.name, description: info.description, input_schema, output_schema });
+        tools.push(ToolDef {
+            name: info.name,
+            description: info.description,
+            input_schema,
+            output_schema,
+            limits: Limits::default(),
+            policy: ToolPolicy::default(),
+        });
     }
     Ok(tools)
 }
 
-/// The manifest's `[tools.NAME] description` over what the component says; a name the
-/// component does not offer is an error, not a silent no-op.
-fn apply_descriptions(tools: &mut [ToolDef], descriptions: &BTreeMap<String, String>) -> Result<(), LoadErrorKind> {
-    for (name, description) in descriptions {
-        let Some(tool) = tools.iter_mut().find(|tool| &tool.name == name) else {
-            let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
-            return Err(LoadErrorKind::BadTool {
-                tool: name.clone(),
-                problem: format!(
-                    "the manifest describes it, but the component offers no such tool (it offers {})",
-                    offered.join(", ")
-                ),
-            });
-        };
-        tool.description = description.clone();
+/// The manifest's limits and policy on every tool, and its `[tools.NAME]` settings over
+/// the component's own description; a name the component does not offer is an error,
+/// not a silent no-op.
+fn apply_manifest(tools: &mut [ToolDef], manifest: &Manifest) -> Result<(), LoadErrorKind> {
+    if let Some(name) = manifest.tools.keys().find(|name| !tools.iter().any(|tool| &tool.name == *name)) {
+        let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        return Err(LoadErrorKind::BadTool {
+            tool: name.clone(),
+            problem: format!(
+                "the manifest has settings for it, but the component offers no such tool (it offers {})",
+                offered.join(", ")
+            ),
+        });
+    }
+    for tool in tools {
+        tool.limits = manifest.limits_of(&tool.name);
+        tool.policy = manifest.policy_of(&tool.name);
+        if let Some(description) = manifest.tools.get(&tool.name).and_then(|settings| settings.description.as_ref()) {
+            tool.description = description.clone();
+        }
     }
     Ok(())
 }

@@ -196,16 +196,19 @@ impl Snapshot {
 
     /// [`Snapshot::resolve`], also telling which form the name was in.
     pub fn resolve_form(&self, name: &str) -> Result<(&ToolEntry, NameForm), CallError> {
+        self.find(name)
+            .ok_or_else(|| CallError::NotFound { name: name.to_owned(), suggestions: self.close_matches(name) })
+    }
+
+    /// The tool `name` means in any name form, and the form.
+    pub fn find(&self, name: &str) -> Option<(&ToolEntry, NameForm)> {
         if let Some(entry) = self.tools.get(name) {
-            return Ok((entry, NameForm::Full));
+            return Some((entry, NameForm::Full));
         }
         if let Some(entry) = self.bare_names.get(name).and_then(|full| self.tools.get(full)) {
-            return Ok((entry, NameForm::Bare));
+            return Some((entry, NameForm::Bare));
         }
-        if let Some(entry) = names::unmap(name).and_then(|full| self.tools.get(&full)) {
-            return Ok((entry, NameForm::Exported));
-        }
-        Err(CallError::NotFound { name: name.to_owned(), suggestions: self.close_matches(name) })
+        names::unmap(name).and_then(|full| self.tools.get(&full)).map(|entry| (entry, NameForm::Exported))
     }
 
     /// The load error of a component in the namespace `name` (any name form) refers
@@ -218,11 +221,18 @@ impl Snapshot {
 
     /// Up to three served names close to `name`, best first.
     pub fn close_matches(&self, name: &str) -> Vec<String> {
+        self.close_matches_among(name, |_| true)
+    }
+
+    /// Up to three names close to `name` among the served tools `keep` accepts, best
+    /// first.
+    pub fn close_matches_among(&self, name: &str, keep: impl Fn(&ToolEntry) -> bool) -> Vec<String> {
         let wanted_tool = names::split(name).map_or(name, |(_, tool)| tool);
         let mut scored: Vec<(f64, &String)> = self
             .tools
-            .keys()
-            .map(|candidate| {
+            .iter()
+            .filter(|(_, entry)| keep(entry))
+            .map(|(candidate, _)| {
                 let candidate_tool = names::split(candidate).map_or(candidate.as_str(), |(_, tool)| tool);
                 let score =
                     strsim::jaro_winkler(name, candidate).max(strsim::jaro_winkler(wanted_tool, candidate_tool));

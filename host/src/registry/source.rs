@@ -8,7 +8,6 @@ use std::sync::Arc;
 use crate::native::NativeTool;
 use crate::plain::PlainFunction;
 use crate::registry::component::{LoadedComponent, ToolDef};
-use crate::sandbox::limits::Limits;
 
 /// The implementation behind a tool.
 #[derive(Debug, Clone)]
@@ -83,22 +82,6 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, .. } => Some(&component.hash),
             ToolSource::Native(_) => None,
-        }
-    }
-
-    /// Per-call limits (for native tools only the timeout and output size apply).
-    pub fn limits(&self) -> &Limits {
-        match self {
-            ToolSource::Component { component, .. } => &component.limits,
-            ToolSource::Native(tool) => &tool.limits,
-        }
-    }
-
-    /// Calls must pass the host's approval hook first.
-    pub fn requires_approval(&self) -> bool {
-        match self {
-            ToolSource::Component { component, .. } => component.requires_approval,
-            ToolSource::Native(tool) => tool.requires_approval,
         }
     }
 

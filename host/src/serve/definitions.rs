@@ -32,6 +32,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ToolDescription;
 use crate::names;
+use crate::policy::ToolHints;
 use crate::schema::{ArgumentShape, WRAPPED_INPUT, argument_shape, local_definition};
 
 /// A consumer of tool definitions.
@@ -99,9 +100,31 @@ pub fn definition(tool: &ToolDescription, format: ExportFormat) -> Value {
             if let Some(output) = mcp_output_schema(&tool.output_schema) {
                 definition["outputSchema"] = output;
             }
+            if let Some(annotations) = mcp_annotations(&tool.hints) {
+                definition["annotations"] = annotations;
+            }
+            definition["_meta"] = json!({
+                "toolhost/risk": tool.risk,
+                "toolhost/requiresApproval": tool.requires_approval,
+            });
             definition
         }
     }
+}
+
+/// MCP's tool annotations for the hints an operator set; unset ones are left to the
+/// protocol's defaults.
+fn mcp_annotations(hints: &ToolHints) -> Option<Value> {
+    let annotations: Map<String, Value> = [
+        ("readOnlyHint", hints.read_only),
+        ("destructiveHint", hints.destructive),
+        ("idempotentHint", hints.idempotent),
+        ("openWorldHint", hints.open_world),
+    ]
+    .into_iter()
+    .filter_map(|(key, hint)| Some((key.to_owned(), Value::Bool(hint?))))
+    .collect();
+    (!annotations.is_empty()).then_some(Value::Object(annotations))
 }
 
 /// The input schema as consumers see it: an object schema with object sub-schemas.

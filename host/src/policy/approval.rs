@@ -1,0 +1,40 @@
+//! Approval of a call by someone other than the caller: a person, a second model, a
+//! rules engine.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::policy::{Caller, Risk};
+
+/// What an approval hook is asked.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ApprovalRequest {
+    /// Who asks to call.
+    pub caller: Caller,
+    /// The full name of the tool.
+    pub tool: String,
+    /// The input the tool would get.
+    pub input: Value,
+    /// The tool's risk level.
+    pub risk: Risk,
+    /// Why the call needs approval (the tool requires it, or its risk is above what
+    /// the caller's policy lets through unasked).
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+/// The answer of an approval hook.
+pub enum Approval {
+    /// The call may run.
+    Approved,
+    /// The call is refused; `reason` reaches the caller.
+    #[allow(missing_docs)]
+    Denied { reason: String },
+}
+
+/// Decides calls that need approval: of tools whose manifest sets `requires_approval`,
+/// or above the risk a policy rule's `approve_above` lets through (a human in the loop,
+/// a second model, a rules engine…).
+pub type ApprovalHook = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync>;
