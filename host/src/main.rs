@@ -15,16 +15,22 @@ use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::{Value, json};
 use toolhost::{
-    CacheSetting, CallError, Caller, ExportFormat, HostConfig, LoadProgress, Tiering, ToolHost, ToolHostBuilder,
-    Violation, exit,
+    CacheSetting, CallError, Caller, ExportFormat, HostConfig, LoadProgress, Tiering, ToolFilter, ToolHost,
+    ToolHostBuilder, Violation, exit,
 };
 
 #[derive(Parser)]
 #[command(name = "toolhost", version, about = "Host for AI-agent tools written as WebAssembly components")]
 struct Cli {
-    /// Log level for the host's own log on stderr (error, warn, info, debug, trace).
+    /// Log level for the host's own log on stderr (error, warn, info, debug, trace),
+    /// or a filter (`info,toolhost::guest=debug`).
     #[arg(long, global = true, default_value = "warn", env = "TOOLHOST_LOG")]
     log: String,
+
+    /// How log lines look: `text` (colored only on a terminal) or `json` (one object
+    /// per line).
+    #[arg(long, global = true, default_value = "text", value_name = "FORMAT", value_parser = ["text", "json"])]
+    log_format: String,
 
     /// Host configuration file [default: ./toolhost.toml when it exists].
     #[arg(long, global = true, value_name = "FILE")]
@@ -64,6 +70,8 @@ enum Command {
     List {
         /// A tools directory (`<namespace>/<component>.wasm`), as if given with --root.
         dir: Option<PathBuf>,
+        #[command(flatten)]
+        filter: ListFilter,
     },
     /// Show what a component offers, what it imports and what it is granted.
     Inspect {
@@ -107,6 +115,16 @@ enum Command {
         /// the loopback names; repeat for more. Others are refused (DNS rebinding).
         #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
         allow_hosts: Vec<String>,
+        /// With --http: serve a non-loopback address although no [[token]] is
+        /// configured, so that anyone who reaches it may call tools.
+        #[arg(long, requires = "http")]
+        insecure_no_auth: bool,
+    },
+    /// Make a bearer token for the HTTP server: prints the token on stdout and the
+    /// `[[token]]` entry for toolhost.toml (its SHA-256, no secret) on stderr.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
     },
     /// Create a tool project: one example tool (`NAME/greet`), its build command and a
     /// README on building, installing and calling it.
@@ -123,12 +141,51 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// A new random token for AGENT.
+    New {
+        /// The agent the token stands for.
+        agent: String,
+    },
+}
+
+/// `toolhost list` keeps only the tools that pass every filter given.
+#[derive(clap::Args)]
+struct ListFilter {
+    /// Only tools at or below this risk level (low, medium, high, critical).
+    #[arg(long, value_name = "LEVEL")]
+    max_risk: Option<toolhost::Risk>,
+    /// Only read-only tools.
+    #[arg(long)]
+    read_only: bool,
+    /// Only tools not marked (or defaulted) destructive.
+    #[arg(long)]
+    non_destructive: bool,
+    /// Only idempotent tools.
+    #[arg(long)]
+    idempotent: bool,
+    /// Only tools that reach nothing outside the host.
+    #[arg(long)]
+    closed_world: bool,
+}
+
+impl ListFilter {
+    fn filter(&self) -> ToolFilter {
+        ToolFilter {
+            max_risk: self.max_risk,
+            read_only: self.read_only.then_some(true),
+            destructive: self.non_destructive.then_some(false),
+            idempotent: self.idempotent.then_some(true),
+            open_world: self.closed_world.then_some(false),
+            requires_approval: None,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = parse_cli();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()))
-        .init();
+    init_log(&cli.log, &cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -147,17 +204,38 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async move {
         match cli.command {
             Command::New { name, lang, dir } => new_project(&name, lang, dir),
-            Command::List { dir } => list(&host, dir).await,
+            Command::List { dir, filter } => list(&host, dir, filter.filter()).await,
             Command::Inspect { file } => inspect(&host, file).await,
             Command::Export { format, dir } => export(&host, format, dir).await,
             Command::Call { target, input, report } => call(&host, target, input, report).await,
-            Command::Serve { dir, http, allow_hosts } => serve(host, dir, http, allow_hosts).await,
+            Command::Serve { dir, http, allow_hosts, insecure_no_auth } => {
+                let http = http.map(|addr| HttpServe { addr, allow_hosts, insecure_no_auth });
+                serve(host, dir, http).await
+            }
+            Command::Token { command: TokenCommand::New { agent } } => new_token(&agent),
         }
     });
     outcome.unwrap_or_else(|e| {
         eprintln!("error: {e:#}");
         ExitCode::from(exit::HOST)
     })
+}
+
+/// The host's log on stderr. Colors only on a terminal; the MCP SDK's warning about each
+/// error answer it sends (an unknown tool, a refused request) is left out unless the
+/// filter names a more detailed level, since those answers are the client's business.
+fn init_log(filter: &str, format: &str) {
+    let filter = match filter {
+        "error" | "warn" | "info" => format!("{filter},rmcp::service=error"),
+        other => other.to_owned(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| "warn".into());
+    let log = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    if format == "json" {
+        log.json().init();
+    } else {
+        log.with_ansi(std::io::stderr().is_terminal()).init();
+    }
 }
 
 /// The arguments, with the exit-code table of `--help` taken from the library.
@@ -188,9 +266,23 @@ enum Lifetime {
 }
 
 impl HostOptions {
+    /// The configuration file's settings, or the defaults without one.
+    fn config(&self) -> anyhow::Result<HostConfig> {
+        Ok(HostConfig::find(self.config.as_deref())?.unwrap_or_default())
+    }
+
     /// A host serving the configured layers, or `dir` (and `--root`s) in their place.
     async fn build(&self, dir: Option<PathBuf>, lifetime: Lifetime) -> anyhow::Result<ToolHost> {
-        let config = HostConfig::find(self.config.as_deref())?.unwrap_or_default();
+        self.build_from(self.config()?, dir, lifetime).await
+    }
+
+    /// [`HostOptions::build`] with a configuration already read.
+    async fn build_from(
+        &self,
+        config: HostConfig,
+        dir: Option<PathBuf>,
+        lifetime: Lifetime,
+    ) -> anyhow::Result<ToolHost> {
         let roots: Vec<PathBuf> = dir.into_iter().chain(self.roots.iter().cloned()).collect();
         let layers = config.layers_with(&roots, self.stdlib.as_deref());
         let builder = self.settings(HostConfig { layers, ..config }, lifetime);
@@ -241,9 +333,22 @@ fn new_project(name: &str, lang: toolhost::scaffold::Lang, dir: Option<PathBuf>)
     Ok(ExitCode::SUCCESS)
 }
 
-async fn list(options: &HostOptions, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+async fn list(options: &HostOptions, dir: Option<PathBuf>, filter: ToolFilter) -> anyhow::Result<ExitCode> {
     let host = options.build(dir, Lifetime::OneShot).await?;
-    print_json(&serde_json::to_value(host.listing())?);
+    let mut listing = host.listing();
+    listing.tools.retain(|tool| filter.keeps(&tool.policy()));
+    print_json(&serde_json::to_value(listing)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn new_token(agent: &str) -> anyhow::Result<ExitCode> {
+    let (token, sha256) =
+        toolhost::serve::auth::new_token().map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
+    println!("{token}");
+    let agent = toml::Value::String(agent.to_owned());
+    eprintln!(
+        "# add to toolhost.toml (the token itself is stored nowhere):\n[[token]]\nagent = {agent}\nsha256 = \"{sha256}\""
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -301,6 +406,9 @@ async fn call(
     if report {
         print_json(&serde_json::to_value(&call)?);
     }
+    if let Some(reason) = &call.hidden_because {
+        eprintln!("note: the tool is hidden from {}: {reason}", options.caller);
+    }
     Ok(match call.outcome {
         Ok(output) => {
             if !report {
@@ -321,23 +429,32 @@ async fn call(
     })
 }
 
-async fn serve(
-    options: HostOptions,
-    dir: Option<PathBuf>,
-    http: Option<String>,
+/// `serve --http`: where, and how open.
+struct HttpServe {
+    addr: String,
     allow_hosts: Vec<String>,
-) -> anyhow::Result<ExitCode> {
-    let host = options.build(dir, Lifetime::Serving).await?;
+    insecure_no_auth: bool,
+}
+
+async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServe>) -> anyhow::Result<ExitCode> {
+    let config = options.config()?;
+    let tokens = config.tokens.clone();
+    let host = options.build_from(config, dir, Lifetime::Serving).await?;
     for error in host.load_errors() {
         eprintln!("warning: {error}");
     }
     let _watch = host.watch(Duration::from_millis(100))?;
     match http {
         None => toolhost::serve::serve_stdio(host, options.caller).await?,
-        Some(addr) => {
-            let listener = toolhost::serve::bind(&addr).await?;
+        Some(http) => {
+            let listener = toolhost::serve::bind(&http.addr).await?;
+            let http_options = toolhost::serve::HttpOptions {
+                extra_allowed_hosts: http.allow_hosts,
+                tokens,
+                insecure_no_auth: http.insecure_no_auth,
+            };
+            http_options.check_exposure(listener.local_addr()?)?;
             eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::serve::HTTP_PATH);
-            let http_options = toolhost::serve::HttpOptions { extra_allowed_hosts: allow_hosts };
             let shutdown = toolhost::serve::shutdown_signal();
             toolhost::serve::serve_http_on(host, options.caller, listener, http_options, shutdown).await?;
         }

@@ -169,9 +169,13 @@ fn limits_and_policy_have_their_own_exit_codes() {
     };
     let allowed = as_planner("math/add", r#"{"numbers":[1]}"#);
     assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    // A tool the agent may not see is not found, as for the agent; the operator at the
+    // terminal is told why on a second line.
     let denied = as_planner("hostile/fail", r#"{"message":"x"}"#);
-    assert_eq!(denied.status.code(), Some(4), "{}", String::from_utf8_lossy(&denied.stderr));
-    assert!(stderr_line(&denied).starts_with("error[permission_denied]"));
+    assert_eq!(denied.status.code(), Some(3), "{}", String::from_utf8_lossy(&denied.stderr));
+    let stderr = String::from_utf8_lossy(&denied.stderr);
+    assert!(stderr.lines().any(|line| line.starts_with("error[not_found]")), "{stderr}");
+    assert!(stderr.contains("hidden from planner: not in the allow list"), "{stderr}");
 }
 
 #[test]
@@ -195,6 +199,7 @@ fn help_lists_the_commands_and_exit_codes() {
         "12 output too large",
         "13 the host could not run the call",
         "14 component failed to load",
+        "15 cancelled",
     ];
     let table = format!("Exit codes: {}.", codes.join(", "));
     for expected in ["list", "inspect", "export", "call", "serve", "new", table.as_str()] {

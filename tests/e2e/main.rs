@@ -16,3 +16,4 @@ mod native;
 mod plain;
 mod registry;
 mod scaffold;
+mod serving;

@@ -215,6 +215,16 @@ impl HttpSession {
 
     /// Sends one request with `method` and body, and reads the whole response.
     pub fn request(&mut self, method: &str, body: Option<&[u8]>, extra_headers: &[(&str, &str)]) -> HttpResponse {
+        self.write_request(method, body, extra_headers);
+        read_response(&mut self.stream)
+    }
+
+    /// POSTs a message without reading the answer (a client about to go away).
+    pub fn send_only(&mut self, message: &Value) {
+        self.write_request("POST", Some(message.to_string().as_bytes()), &[]);
+    }
+
+    fn write_request(&mut self, method: &str, body: Option<&[u8]>, extra_headers: &[(&str, &str)]) {
         let mut head = format!(
             "{method} {} HTTP/1.1\r\nhost: {}\r\naccept: application/json, text/event-stream\r\n",
             self.path, self.authority
@@ -236,7 +246,6 @@ impl HttpSession {
         request.extend_from_slice(body.unwrap_or_default());
         // One write, as a client with its request in one buffer does.
         self.stream.get_mut().write_all(&request).expect("send the request");
-        read_response(&mut self.stream)
     }
 
     /// POSTs a JSON-RPC message.

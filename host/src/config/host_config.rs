@@ -33,6 +33,10 @@
 //! agent = "planner"
 //! allow = ["math/*", "*/read"]
 //! deny = ["fs/write"]
+//!
+//! [[token]]                     # HTTP bearer tokens, see config::tokens
+//! agent = "planner"
+//! sha256 = "…"                  # or: file = "…", env = "…"
 //! ```
 //!
 //! Parsed as strictly as manifests: an unknown key is an error naming file and line.
@@ -43,11 +47,13 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::limits::RawLimits;
+use crate::config::tokens::{RawToken, tokens};
 use crate::config::units::{Problem, parse_duration, parse_size};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
+use crate::serve::auth::Tokens;
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
 /// The file read when none is named: `toolhost.toml` in the working directory.
@@ -69,6 +75,8 @@ pub struct HostConfig {
     pub policy: Policy,
     /// A JSON line per call attempt goes here.
     pub audit_jsonl: Option<PathBuf>,
+    /// Bearer tokens of the HTTP server and the agents they stand for.
+    pub tokens: Tokens,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -98,6 +106,8 @@ struct RawConfig {
     audit: RawAudit,
     #[serde(default)]
     policy: Vec<PolicyRule>,
+    #[serde(default)]
+    token: Vec<Spanned<RawToken>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -218,7 +228,8 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         _ => CacheSetting::Default,
     };
     let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
-    Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl })
+    let tokens = tokens(base, raw.token)?;
+    Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl, tokens })
 }
 
 fn engine_settings(raw: RawEngine) -> Result<EngineSettings, Problem> {
@@ -284,6 +295,30 @@ mod tests {
         .unwrap_err();
         assert_eq!(error.line, 4, "the line of the second `[[layer]]`");
         assert!(error.to_string().starts_with("t.toml, line 4: layer `a` is defined twice"), "{error}");
+    }
+
+    #[test]
+    fn tokens_come_as_digests_files_or_variables_and_never_show_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ci.token"), "  from-a-file\n").unwrap();
+        let digest: String = crate::serve::auth::digest("by-digest").iter().map(|b| format!("{b:02x}")).collect();
+        let text = format!(
+            "[[token]]\nagent = \"planner\"\nsha256 = \"{digest}\"\n[[token]]\nagent = \"ci\"\nfile = \"ci.token\"\n"
+        );
+        let config = HostConfig::parse(&dir.path().join("toolhost.toml"), &text).unwrap();
+        assert_eq!(config.tokens.agent_for("by-digest"), Some("planner"));
+        assert_eq!(config.tokens.agent_for("from-a-file"), Some("ci"));
+        assert_eq!(config.tokens.agent_for(&digest), None, "the digest is no token");
+
+        let both = "[[token]]\nagent = \"a\"\nsha256 = \"00\"\nenv = \"X\"\n";
+        let error = HostConfig::parse(Path::new("t.toml"), both).unwrap_err();
+        assert!(error.problem.contains("exactly one of"), "{error}");
+        let unset = "[[token]]\nagent = \"a\"\nenv = \"TOOLHOST_TEST_SURELY_UNSET\"\n";
+        let error = HostConfig::parse(Path::new("t.toml"), unset).unwrap_err();
+        assert!(error.problem.contains("is not set"), "{error}");
+        let short = "[[token]]\nagent = \"a\"\nsha256 = \"secret-looking\"\n";
+        let error = HostConfig::parse(Path::new("t.toml"), short).unwrap_err();
+        assert!(error.problem.contains("64 hex digits") && !error.problem.contains("secret-looking"), "{error}");
     }
 
     #[test]

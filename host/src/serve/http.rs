@@ -1,5 +1,7 @@
 //! The Streamable HTTP transport of the MCP server: an axum router around rmcp's
-//! session service, the `Host`/`Origin` checks against DNS rebinding, and shutdown.
+//! session service, with authentication and the protocol's error answers in front of
+//! it ([`crate::serve::middleware`]), the `Host`/`Origin` checks against DNS
+//! rebinding, health and readiness, and shutdown.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -10,9 +12,13 @@ use tokio::net::TcpStream;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
+use axum::middleware::{from_fn, from_fn_with_state};
+
 use crate::ToolHost;
 use crate::policy::Caller;
+use crate::serve::auth::{SessionOwners, Tokens};
 use crate::serve::mcp::{McpServer, Shared};
+use crate::serve::middleware::{self, Authenticator};
 
 /// The path the Streamable HTTP endpoint is mounted at.
 pub const HTTP_PATH: &str = "/mcp";
@@ -27,9 +33,30 @@ pub struct HttpOptions {
     /// Hosts (`name` or `name:port`) accepted in the `Host` header, in addition to the
     /// loopback names. Requests naming any other host are refused with 403.
     pub extra_allowed_hosts: Vec<String>,
+    /// Bearer tokens and their agents. With any, every request needs one and calls as
+    /// its agent; with none, every request calls as the server's caller.
+    pub tokens: Tokens,
+    /// Serve a non-loopback address without tokens (anyone who reaches it may call).
+    pub insecure_no_auth: bool,
 }
 
 impl HttpOptions {
+    /// Refuses to serve a non-loopback `addr` without credentials unless the options
+    /// say so explicitly.
+    pub fn check_exposure(&self, addr: SocketAddr) -> anyhow::Result<()> {
+        if addr.ip().is_loopback() || !self.tokens.is_empty() {
+            return Ok(());
+        }
+        if !self.insecure_no_auth {
+            anyhow::bail!(
+                "refusing to serve {addr} without credentials: anyone who can reach it could call tools. \
+                 Configure bearer tokens ([[token]] in toolhost.toml, `toolhost token new AGENT`), listen on \
+                 loopback, or pass --insecure-no-auth"
+            );
+        }
+        Ok(())
+    }
+
     fn allowed_hosts(&self) -> Vec<String> {
         LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).chain(self.extra_allowed_hosts.iter().cloned()).collect()
     }
@@ -80,10 +107,11 @@ pub async fn serve_http_on(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() {
-        tracing::warn!(%addr, "the MCP server listens on a non-loopback address: anyone who can reach it can call tools");
+    options.check_exposure(addr)?;
+    if !addr.ip().is_loopback() && options.tokens.is_empty() {
+        tracing::warn!(%addr, "serving a non-loopback address without credentials (--insecure-no-auth)");
     }
-    let (router, stop) = http_router(host, caller, &options);
+    let (router, stop) = http_router(host, caller, options);
     axum::serve(without_delay(listener), router)
         .with_graceful_shutdown(async move {
             shutdown.await;
@@ -106,23 +134,54 @@ fn without_delay(listener: tokio::net::TcpListener) -> axum::serve::TapIo<tokio:
     listener.tap_io(no_delay)
 }
 
-/// The axum router serving MCP at [`HTTP_PATH`], and a function that closes its
-/// sessions and event streams (the SDK's cancellation token, without naming its type).
-fn http_router(host: ToolHost, caller: Caller, options: &HttpOptions) -> (axum::Router, Box<dyn Fn() + Send + Sync>) {
+/// The axum router serving MCP at [`HTTP_PATH`] (and health and readiness), and a
+/// function that closes its sessions and event streams (the SDK's cancellation token,
+/// without naming its type).
+fn http_router(host: ToolHost, caller: Caller, options: HttpOptions) -> (axum::Router, Box<dyn Fn() + Send + Sync>) {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts())
         .with_allowed_origins(options.allowed_origins());
     let stop = config.cancellation_token.clone();
-    let shared = Arc::new(Shared::new(host, caller));
+    let sessions = Arc::new(LocalSessionManager::default());
+    let shared = Arc::new(Shared::new(host.clone(), caller));
     // One handler per session (and per stateless request): each session's handler
     // forwards registry changes to its own client.
-    let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(shared.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().route_service(HTTP_PATH, service);
+    let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), sessions.clone(), config);
+    // The layer added last runs first: authentication, then the protocol's answers.
+    let mut mcp = axum::Router::new()
+        .route_service(HTTP_PATH, service)
+        .route_layer(from_fn(middleware::cancel_on_disconnect))
+        .route_layer(from_fn(middleware::no_content_on_delete))
+        .route_layer(from_fn(middleware::json_rpc_errors));
+    if !options.tokens.is_empty() {
+        let auth = Arc::new(Authenticator { tokens: options.tokens, owners: SessionOwners::default(), sessions });
+        mcp = mcp.route_layer(from_fn_with_state(auth, middleware::authenticate));
+    }
+    let router = mcp.merge(probes(host));
     (router, Box::new(move || stop.cancel()))
+}
+
+/// `GET /health` (the process answers) and `GET /ready` (the first load finished and
+/// the registry serves): for load balancers and orchestrators, without credentials.
+/// They say how many tools and load errors there are, never which.
+fn probes(host: ToolHost) -> axum::Router {
+    use axum::routing::get;
+    let ready = move || {
+        let host = host.clone();
+        async move {
+            let snapshot = host.snapshot();
+            let body = serde_json::json!({
+                "status": "ready",
+                "tools": snapshot.tools.len(),
+                "load_errors": snapshot.load_errors().count(),
+                "generation": snapshot.generation,
+            });
+            axum::Json(body)
+        }
+    };
+    axum::Router::new()
+        .route("/health", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
+        .route("/ready", get(ready))
 }
 
 /// Completes on Ctrl-C or, on Unix, SIGTERM.
@@ -165,7 +224,7 @@ mod tests {
 
     #[test]
     fn origins_follow_the_allowed_hosts() {
-        let options = HttpOptions { extra_allowed_hosts: vec!["tools.example:8443".into()] };
+        let options = HttpOptions { extra_allowed_hosts: vec!["tools.example:8443".into()], ..HttpOptions::default() };
         let origins = options.allowed_origins();
         assert!(origins.contains(&"http://localhost:*".to_owned()));
         assert!(origins.contains(&"http://[::1]:*".to_owned()));

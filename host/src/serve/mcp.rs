@@ -4,18 +4,21 @@
 //!
 //! | MCP | toolhost |
 //! |---|---|
+//! | caller | the agent of the request's bearer token (else the server's `--agent`), in the `Mcp-Session-Id` session |
 //! | `tools/list` | [`ToolHost::list`] for the caller, each tool's definition from [`definitions`] (`math/add` is `math.add`) |
 //! | `tools/call` | [`ToolHost::call_detailed_as`]; any accepted name form resolves, an exported one takes a wrapped input from `input` |
 //! | tool failure (any [`CallError`] but `NotFound`) | a result with `isError: true` and `kind: message` text |
-//! | unknown tool | JSON-RPC error `-32602` (invalid params) naming the close matches |
+//! | unknown tool, or one hidden from the caller | JSON-RPC error `-32602` (invalid params) naming the close matches it may see |
+//! | `notifications/cancelled`, client gone | the call stops; its audit record says `cancelled` |
 //! | registry change with tools changed | `notifications/tools/list_changed` |
 //!
-//! The tool list is built once per [`ToolHost::listing_version`] (registry snapshot and
-//! policy) and reused by every `tools/list` until one of them changes.
+//! Each caller's tool list is built once per [`ToolHost::listing_version`] (registry
+//! snapshot, policy and session tool sets) and reused until one of them changes.
 //!
 //! Nothing here writes to stdout: in stdio mode stdout carries only protocol messages
 //! (guests' stdout is captured by the sandbox, the host logs to stderr).
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -33,7 +36,9 @@ use crate::error::CallError;
 use crate::names;
 use crate::policy::Caller;
 use crate::registry::RegistryChange;
+use crate::serve::auth::Authenticated;
 use crate::serve::definitions::{self, ExportFormat};
+use crate::serve::middleware::{Disconnect, SESSION_HEADER};
 use crate::serve::stdio::JsonLines;
 use crate::{ListingVersion, ToolDescription};
 
@@ -52,54 +57,88 @@ pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What every session shares: the host, who calls, and the tool list of the last
-/// snapshot and policy it was built for.
+/// What every session shares: the host, who calls when no credentials say otherwise,
+/// and each caller's tool list of the last snapshot and policy it was built for.
 pub(super) struct Shared {
     host: ToolHost,
     caller: Caller,
-    tools: Mutex<Option<ToolList>>,
+    tools: Mutex<HashMap<Caller, ToolList>>,
 }
 
-/// The MCP tool definitions the caller saw at one [`ToolHost::listing_version`].
+/// The MCP tool definitions a caller saw at one [`ToolHost::listing_version`].
 struct ToolList {
     version: ListingVersion,
     tools: Arc<Vec<Tool>>,
 }
 
+/// Callers whose lists are kept; past this the cache starts over (sessions end without
+/// telling the handler).
+const LISTS_KEPT: usize = 1024;
+
 impl Shared {
     pub(super) fn new(host: ToolHost, caller: Caller) -> Self {
-        Shared { host, caller, tools: Mutex::new(None) }
+        Shared { host, caller, tools: Mutex::new(HashMap::new()) }
     }
 
-    /// The tools the caller may call, rebuilt only when the snapshot or the policy
+    /// Who makes a request: the agent its bearer token stands for (else the server's
+    /// caller), in the MCP session it names (none on stdio and stateless requests).
+    fn caller_of(&self, extensions: &rmcp::model::Extensions) -> Caller {
+        let Some(parts) = extensions.get::<http::request::Parts>() else {
+            return self.caller.clone();
+        };
+        let agent = match parts.extensions.get::<Authenticated>() {
+            Some(authenticated) => authenticated.agent.clone(),
+            None => self.caller.agent.clone(),
+        };
+        let session = parts.headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok());
+        Caller { agent, session: session.map(str::to_owned).or_else(|| self.caller.session.clone()) }
+    }
+
+    /// The tools `caller` may call, rebuilt only when the snapshot or the policy
     /// changed.
-    fn tools(&self) -> Arc<Vec<Tool>> {
+    fn tools(&self, caller: &Caller) -> Arc<Vec<Tool>> {
         loop {
             let version = self.host.listing_version();
-            if let Some(cached) = self.tools.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+            if let Some(cached) = self.lists().get(caller)
                 && cached.version == version
             {
                 return cached.tools.clone();
             }
-            let tools: Vec<Tool> = self.host.list(&self.caller).iter().filter_map(mcp_tool).collect();
+            let tools: Vec<Tool> = self.host.list(caller).iter().filter_map(mcp_tool).collect();
             // A reload or a new policy while listing: the list may be of the newer
             // state; build again rather than cache it under the wrong version.
             if self.host.listing_version() != version {
                 continue;
             }
             let tools = Arc::new(tools);
-            *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = Some(ToolList { version, tools: tools.clone() });
+            let mut lists = self.lists();
+            if lists.len() >= LISTS_KEPT {
+                lists.clear();
+            }
+            lists.insert(caller.clone(), ToolList { version, tools: tools.clone() });
             return tools;
         }
     }
 
-    async fn call(&self, name: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, ErrorData> {
+    fn lists(&self) -> std::sync::MutexGuard<'_, HashMap<Caller, ToolList>> {
+        self.tools.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    async fn call(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
         let input = Value::Object(arguments.unwrap_or_default());
-        let report = self.host.call_detailed_as(&self.caller, None, name, input).await;
+        let report = self.host.call_detailed_as(caller, None, name, input).await;
         match report.outcome {
             Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
             Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
-            Err(CallError::NotFound { name, suggestions }) => Err(unknown_tool(&name, &suggestions)),
+            Err(CallError::NotFound { name, suggestions }) => {
+                tracing::debug!(caller = %caller, tool = %name.escape_debug(), "call of an unknown tool");
+                Err(unknown_tool(&name, &suggestions))
+            }
             Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("{}: {error}", error.kind()))])),
         }
     }
@@ -152,21 +191,36 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools().as_ref().clone()))
+        let caller = self.shared.caller_of(&context.extensions);
+        Ok(ListToolsResult::with_all_items(self.shared.tools(&caller).as_ref().clone()))
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.tools().iter().find(|tool| tool.name == name).cloned()
-    }
+    // `get_tool` keeps the SDK's default (none): it is asked without a request, so
+    // without knowing whose tools it may name.
 
+    /// A call runs until it ends, the client cancels it (`notifications/cancelled`), or
+    /// the client stops reading its answer; then the call's future is dropped, which
+    /// stops the guest at its next epoch tick and records the call as cancelled.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.shared.call(&request.name, request.arguments).await.map(CallToolResponse::from)
+        let caller = self.shared.caller_of(&context.extensions);
+        let disconnect = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Disconnect>())
+            .map(|disconnect| disconnect.0.clone())
+            .unwrap_or_default();
+        tokio::select! {
+            result = self.shared.call(&caller, &request.name, request.arguments) => result.map(CallToolResponse::from),
+            // Neither answer reaches the client: it asked for none, or is gone.
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("cancelled by the client", None)),
+            () = disconnect.cancelled() => Err(ErrorData::internal_error("the client went away", None)),
+        }
     }
 
     /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change

@@ -1,0 +1,74 @@
+//! `[[token]]` in `toolhost.toml`: the bearer tokens of the HTTP server, each standing
+//! for an agent. A token is given by its SHA-256 digest (so the file holds no secret),
+//! or read from a file or an environment variable when the configuration is loaded.
+//!
+//! ```toml
+//! [[token]]
+//! agent = "planner"
+//! sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+//!
+//! [[token]]
+//! agent = "ci"
+//! file = "/run/secrets/toolhost-ci"   # relative to this file; surrounding whitespace ignored
+//!
+//! [[token]]
+//! agent = "reviewer"
+//! env = "REVIEWER_TOKEN"
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::units::Problem;
+use crate::serve::auth::{Tokens, parse_digest};
+
+/// One `[[token]]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawToken {
+    agent: String,
+    sha256: Option<String>,
+    file: Option<PathBuf>,
+    env: Option<String>,
+}
+
+/// The tokens of `raw`, files resolved against `base`. Errors never contain a token.
+pub(super) fn tokens(base: &Path, raw: Vec<Spanned<RawToken>>) -> Result<Tokens, Problem> {
+    let mut tokens = Tokens::none();
+    for entry in raw {
+        let span = entry.span();
+        let entry = entry.into_inner();
+        let at = |message: String| Problem::at(span.clone(), format!("[[token]] for `{}`: {message}", entry.agent));
+        if entry.agent.trim().is_empty() {
+            return Err(Problem::at(span.clone(), "[[token]]: `agent` must not be empty"));
+        }
+        tokens = match (&entry.sha256, &entry.file, &entry.env) {
+            (Some(hex), None, None) => tokens.with_digest(&entry.agent, parse_digest(hex).map_err(at)?),
+            (None, Some(file), None) => {
+                let path = base.join(file);
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| at(format!("cannot read the token file {}: {e}", path.display())))?;
+                tokens.with_token(
+                    &entry.agent,
+                    non_empty(text.trim()).ok_or_else(|| at("the token file is empty".into()))?,
+                )
+            }
+            (None, None, Some(variable)) => {
+                let value = std::env::var(variable)
+                    .map_err(|_| at(format!("the environment variable `{variable}` is not set")))?;
+                tokens.with_token(
+                    &entry.agent,
+                    non_empty(value.trim()).ok_or_else(|| at(format!("`{variable}` is empty")))?,
+                )
+            }
+            _ => return Err(at("give the token as exactly one of `sha256`, `file` or `env`".into())),
+        };
+    }
+    Ok(tokens)
+}
+
+fn non_empty(text: &str) -> Option<&str> {
+    (!text.is_empty()).then_some(text)
+}

@@ -1,0 +1,286 @@
+//! Serving many agents over the wire: bearer tokens and the agents they stand for,
+//! sessions that belong to their agent, refusing to serve an open network address
+//! without credentials, the protocol's answers to bad requests, cancellation of calls
+//! by the client (and by a client that goes away), health and readiness.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolhost_tests::wire::{HttpSession, StdioSession, call_request};
+use toolhost_tests::{ToolsDir, toolhost_bin};
+
+const PLANNER_TOKEN: &str = "planner-token-0123456789";
+const CODER_TOKEN: &str = "coder-token-9876543210";
+
+fn sha256_hex(text: &str) -> String {
+    toolhost::serve::auth::digest(text).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `math`, `text` and `hostile` tools, and a configuration with two agents: the planner
+/// (a token given by digest) may call math and hostile tools, the coder (a token read
+/// from a file) text tools. Calls are audited to `audit.jsonl` beside it.
+fn two_agents() -> (ToolsDir, tempfile::TempDir, PathBuf) {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.install("text", "text", "text");
+    tools.install("hostile", "hostile", "hostile");
+    tools.manifest("hostile", "hostile", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"60s\"\n");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("coder.token"), format!("{CODER_TOKEN}\n")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    let text = format!(
+        "[audit]\njsonl = \"audit.jsonl\"\n\n\
+         [[policy]]\nagent = \"planner\"\nallow = [\"math/*\", \"hostile/*\"]\n\n\
+         [[policy]]\nagent = \"coder\"\nallow = [\"text/*\"]\n\n\
+         [[token]]\nagent = \"planner\"\nsha256 = \"{}\"\n\n[[token]]\nagent = \"coder\"\nfile = \"coder.token\"\n",
+        sha256_hex(PLANNER_TOKEN)
+    );
+    std::fs::write(&config, text).unwrap();
+    (tools, dir, config)
+}
+
+/// `toolhost serve --http`; killed when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(config: &Path, tools: &ToolsDir, addr: &str, extra: &[&str]) -> Result<Server, String> {
+        let mut child = Command::new(toolhost_bin())
+            .arg("--config")
+            .arg(config)
+            .arg("serve")
+            .arg(tools.path())
+            .args(["--http", addr])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start toolhost serve --http");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        let addr = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).expect("read the server's stderr") == 0 {
+                let status = child.wait().unwrap();
+                return Err(format!("{status}: {seen}"));
+            }
+            if let Some(addr) =
+                line.trim().strip_prefix("serving MCP on http://").and_then(|rest| rest.strip_suffix("/mcp"))
+            {
+                break addr.to_owned();
+            }
+            seen.push_str(&line);
+        };
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Ok(Server { child, addr })
+    }
+
+    fn session(&self, token: &str) -> HttpSession {
+        HttpSession::start(&self.addr, "/mcp", Some(&format!("Bearer {token}")))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tool_names(session: &mut HttpSession) -> Vec<String> {
+    let response = session.post(&json!({ "jsonrpc": "2.0", "id": 99, "method": "tools/list" }));
+    let list = response.messages().into_iter().find(|m| m["id"] == 99).expect("a tools/list answer");
+    let mut names: Vec<String> =
+        list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+    names.sort();
+    names
+}
+
+/// Waits until the audit log holds a `cancelled` record of `tool`; returns how long
+/// that took. The record is written when the call's future is dropped, which drops its
+/// sandbox and frees its instance slot.
+fn wait_for_cancelled(config_dir: &Path, tool: &str) -> Duration {
+    let started = Instant::now();
+    let wanted = ("planner".to_owned(), tool.to_owned(), "cancelled".to_owned());
+    while !audit_outcomes(config_dir).contains(&wanted) {
+        assert!(started.elapsed() < Duration::from_secs(10), "no cancelled record: {:?}", audit_outcomes(config_dir));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    started.elapsed()
+}
+
+fn audit_outcomes(config_dir: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(config_dir.join("audit.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|r| {
+            let field = |key: &str| r[key].as_str().unwrap_or_default().to_owned();
+            (r["caller"]["agent"].as_str().unwrap_or_default().to_owned(), field("requested"), field("outcome"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_bearer_token_is_its_agent_and_a_session_belongs_to_the_agent_that_opened_it() {
+    let (tools, dir, config) = two_agents();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+
+    // No token, a wrong token: 401 with the challenge, and nothing reaches MCP.
+    let mut anonymous = HttpSession::connect(&server.addr, "/mcp");
+    let refused = anonymous.post(&toolhost_tests::wire::initialize_request());
+    assert_eq!(refused.status, 401);
+    assert_eq!(refused.header("www-authenticate"), Some(r#"Bearer realm="toolhost""#));
+    anonymous.authorization = Some(format!("Bearer {PLANNER_TOKEN}x"));
+    let refused = anonymous.post(&toolhost_tests::wire::initialize_request());
+    assert_eq!(refused.status, 401);
+    assert!(refused.header("www-authenticate").unwrap().contains(r#"error="invalid_token""#), "{refused:?}");
+    anonymous.authorization = Some(format!("Bearer {}", sha256_hex(PLANNER_TOKEN)));
+    assert_eq!(anonymous.post(&toolhost_tests::wire::initialize_request()).status, 401, "the digest is no token");
+
+    // Each agent sees and calls only its own tools; another's are not even suggested.
+    let mut planner = server.session(PLANNER_TOKEN);
+    let mut coder = server.session(CODER_TOKEN);
+    let planner_tools = tool_names(&mut planner);
+    assert!(planner_tools.iter().all(|t| t.starts_with("math.") || t.starts_with("hostile.")), "{planner_tools:?}");
+    assert!(planner_tools.contains(&"math.add".to_owned()));
+    assert_eq!(tool_names(&mut coder), ["text.regex_find", "text.slugify", "text.word_count"]);
+    let answer = planner.call("math.add", &json!({ "numbers": [1, 2] }));
+    assert_eq!(answer["result"]["structuredContent"], json!({ "value": 3.0 }));
+    let refused = planner.call("text.slugify", &json!({ "text": "a b" }));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["message"], "unknown tool `text.slugify`", "no suggestion names a hidden tool");
+    let refused = coder.call("math.ad", &json!({ "numbers": [1] }));
+    assert_eq!(refused["error"]["message"], "unknown tool `math.ad`", "{refused}");
+
+    // The coder's token in the planner's session: answered like a session that does not
+    // exist, and the planner's session is unharmed.
+    let mut hijack = HttpSession::connect(&server.addr, "/mcp");
+    hijack.authorization = Some(format!("Bearer {CODER_TOKEN}"));
+    hijack.session = planner.session.clone();
+    let refused = hijack.post(&call_request(5, "math.add", &json!({ "numbers": [1] })));
+    assert_eq!(refused.status, 404, "{refused:?}");
+    assert_eq!(planner.call("math.add", &json!({ "numbers": [2] }))["result"]["structuredContent"]["value"], 2.0);
+
+    // The audit log names the agent of each call, and the refused one as refused.
+    drop(server);
+    let outcomes = audit_outcomes(dir.path());
+    assert!(outcomes.contains(&("planner".into(), "text.slugify".into(), "permission_denied".into())), "{outcomes:?}");
+    assert!(outcomes.contains(&("planner".into(), "math.add".into(), "ok".into())), "{outcomes:?}");
+    assert!(!std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap().contains(PLANNER_TOKEN));
+}
+
+#[test]
+fn an_open_address_without_credentials_is_refused_unless_the_operator_insists() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let dir = tempfile::tempdir().unwrap();
+    let no_tokens = dir.path().join("toolhost.toml");
+    std::fs::write(&no_tokens, "").unwrap();
+    let refused = Server::start(&no_tokens, &tools, "0.0.0.0:0", &[]).err().expect("refused to start");
+    assert!(refused.contains("refusing to serve 0.0.0.0:") && refused.contains("--insecure-no-auth"), "{refused}");
+
+    let insisted = Server::start(&no_tokens, &tools, "0.0.0.0:0", &["--insecure-no-auth"]).unwrap();
+    let port = insisted.addr.rsplit_once(':').unwrap().1;
+    let mut session = HttpSession::start(&format!("127.0.0.1:{port}"), "/mcp", None);
+    assert_eq!(session.call("math.add", &json!({ "numbers": [1] }))["result"]["structuredContent"]["value"], 1.0);
+    drop(insisted);
+
+    let (tools, _dir, with_tokens) = two_agents();
+    let protected = Server::start(&with_tokens, &tools, "0.0.0.0:0", &[]).expect("tokens make an open address fine");
+    let port = protected.addr.rsplit_once(':').unwrap().1;
+    assert_eq!(
+        HttpSession::connect(&format!("127.0.0.1:{port}"), "/mcp").request("POST", Some(b"{}"), &[]).status,
+        401
+    );
+}
+
+#[test]
+fn bad_bodies_get_json_rpc_errors_a_closed_session_204_and_probes_answer() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, "").unwrap();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+    let mut session = HttpSession::start(&server.addr, "/mcp", None);
+
+    let not_json = session.request("POST", Some(b"{oops"), &[]);
+    assert_eq!(not_json.status, 400);
+    assert_eq!(not_json.header("content-type"), Some("application/json"));
+    let body: Value = serde_json::from_slice(&not_json.body).unwrap();
+    assert_eq!(
+        body,
+        json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "Parse error: the body is not JSON" } })
+    );
+    let not_a_message = session.request("POST", Some(br#"{"id": 7, "foo": 1}"#), &[]);
+    assert_eq!(not_a_message.status, 400);
+    let body: Value = serde_json::from_slice(&not_a_message.body).unwrap();
+    assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(7), json!(-32600)));
+    assert_eq!(session.call("math.add", &json!({ "numbers": [4] }))["result"]["structuredContent"]["value"], 4.0);
+
+    assert_eq!(session.request("DELETE", None, &[]).status, 204);
+    assert_eq!(
+        session.post(&call_request(9, "math.add", &json!({ "numbers": [1] }))).status,
+        404,
+        "the session is gone"
+    );
+
+    for (path, status) in [("/health", "ok"), ("/ready", "ready")] {
+        let mut probe = HttpSession::connect(&server.addr, path);
+        let answer = probe.request("GET", None, &[]);
+        assert_eq!(answer.status, 200, "{path}");
+        let body: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(body["status"], status, "{path}: {body}");
+    }
+}
+
+/// Starts `toolhost serve` over stdio with the two-agents configuration, as the planner.
+fn stdio_planner(config: &Path, tools: &ToolsDir) -> StdioSession {
+    let mut command = Command::new(toolhost_bin());
+    command.arg("--config").arg(config).args(["--agent", "planner", "serve"]).arg(tools.path());
+    StdioSession::start(command)
+}
+
+/// Spinning for minutes (far beyond the test), within the 60 s limit of its manifest.
+fn spin() -> Value {
+    json!({ "iterations": 1_000_000_000_000u64 })
+}
+
+#[test]
+fn a_call_the_client_cancels_stops_frees_its_slot_and_is_recorded() {
+    let (tools, dir, config) = two_agents();
+    let mut server = stdio_planner(&config, &tools);
+    server.send(&call_request(41, "hostile.busy", &spin()));
+    std::thread::sleep(Duration::from_millis(300));
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 41 } }));
+    let stopped_after = wait_for_cancelled(dir.path(), "hostile.busy");
+    assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after the cancellation");
+    // The cancelled request gets no answer; the next call is served.
+    let answer = server.call("math.add", &json!({ "numbers": [1, 1] }));
+    assert_eq!(answer["id"], 1, "no answer to request 41 came first: {answer}");
+    assert_eq!(answer["result"]["structuredContent"]["value"], 2.0, "{answer}");
+}
+
+#[test]
+fn a_call_whose_http_client_goes_away_stops_and_is_recorded() {
+    let (tools, dir, config) = two_agents();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+    let mut planner = server.session(PLANNER_TOKEN);
+    // The call on its own connection, closed without reading the answer.
+    let mut doomed = HttpSession::connect(&server.addr, "/mcp");
+    doomed.authorization = Some(format!("Bearer {PLANNER_TOKEN}"));
+    doomed.session = planner.session.clone();
+    doomed.send_only(&call_request(7, "hostile.busy", &spin()));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(doomed);
+    let stopped_after = wait_for_cancelled(dir.path(), "hostile.busy");
+    assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after the client went away");
+    let answer = planner.call("math.add", &json!({ "numbers": [3] }));
+    assert_eq!(answer["result"]["structuredContent"]["value"], 3.0, "{answer}");
+}
