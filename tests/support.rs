@@ -432,3 +432,35 @@ pub fn mcp_python() -> PathBuf {
         })
         .clone()
 }
+
+/// Starts `command` (a `toolhost … serve --http …`) with stderr piped and waits for the
+/// line naming its address; returns the child and `host:port`, or, when the process
+/// ends first, its exit status and everything it printed. Stderr keeps being drained so
+/// the server never blocks on a full pipe.
+pub fn spawn_http_server(mut command: Command) -> Result<(std::process::Child, String), String> {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start toolhost serve --http");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("piped stderr"));
+    let mut seen = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).expect("read the server's stderr") == 0 {
+            let status = child.wait().expect("wait for the server");
+            return Err(format!("{status}: {seen}"));
+        }
+        if let Some(addr) =
+            line.trim().strip_prefix("serving MCP on http://").and_then(|rest| rest.strip_suffix("/mcp"))
+        {
+            break addr.to_owned();
+        }
+        seen.push_str(&line);
+    };
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Ok((child, addr))
+}

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolhost_tests::{ToolsDir, component, mcp_python, mcp_typescript_client, toolhost_bin};
+use toolhost_tests::{ToolsDir, component, mcp_python, mcp_typescript_client, spawn_http_server, toolhost_bin};
 
 /// Runs `client.py MODE` against `toolhost serve` over a tools directory holding `math`,
 /// `hostile` and `text`; the client replaces `text/text.wasm` with the `json` component
@@ -317,27 +317,9 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(tools: &ToolsDir, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(toolhost_bin())
-            .arg("serve")
-            .arg(tools.path())
-            .args(["--http", "0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start toolhost serve --http");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).expect("the server prints its address");
-        let addr = line
-            .trim()
-            .strip_prefix("serving MCP on http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_owned();
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let mut command = Command::new(toolhost_bin());
+        command.arg("serve").arg(tools.path()).args(["--http", "0"]).args(extra);
+        let (child, addr) = spawn_http_server(command).unwrap_or_else(|e| panic!("the server did not start: {e}"));
         HttpServer { child, addr }
     }
 

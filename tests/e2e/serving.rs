@@ -3,14 +3,13 @@
 //! without credentials, the protocol's answers to bad requests, cancellation of calls
 //! by the client (and by a client that goes away), health and readiness.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolhost_tests::wire::{HttpSession, StdioSession, call_request};
-use toolhost_tests::{ToolsDir, toolhost_bin};
+use toolhost_tests::{ToolsDir, spawn_http_server, toolhost_bin};
 
 const PLANNER_TOKEN: &str = "planner-token-0123456789";
 const CODER_TOKEN: &str = "coder-token-9876543210";
@@ -50,34 +49,9 @@ struct Server {
 
 impl Server {
     fn start(config: &Path, tools: &ToolsDir, addr: &str, extra: &[&str]) -> Result<Server, String> {
-        let mut child = Command::new(toolhost_bin())
-            .arg("--config")
-            .arg(config)
-            .arg("serve")
-            .arg(tools.path())
-            .args(["--http", addr])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start toolhost serve --http");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        let addr = loop {
-            let mut line = String::new();
-            if stderr.read_line(&mut line).expect("read the server's stderr") == 0 {
-                let status = child.wait().unwrap();
-                return Err(format!("{status}: {seen}"));
-            }
-            if let Some(addr) =
-                line.trim().strip_prefix("serving MCP on http://").and_then(|rest| rest.strip_suffix("/mcp"))
-            {
-                break addr.to_owned();
-            }
-            seen.push_str(&line);
-        };
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let mut command = Command::new(toolhost_bin());
+        command.arg("--config").arg(config).arg("serve").arg(tools.path()).args(["--http", addr]).args(extra);
+        let (child, addr) = spawn_http_server(command)?;
         Ok(Server { child, addr })
     }
 
