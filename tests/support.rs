@@ -400,7 +400,8 @@ pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, se
 /// reused afterwards: a marker file records a finished install, and a file lock keeps
 /// parallel tests and test processes from installing at once.
 pub fn mcp_python() -> PathBuf {
-    const REQUIREMENT: &str = "mcp>=2,<3";
+    /// The official MCP SDK, and the Prometheus client whose parser reads `/metrics`.
+    const REQUIREMENTS: [&str; 2] = ["mcp>=2.3,<3", "prometheus-client>=0.20,<1"];
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -409,7 +410,8 @@ pub fn mcp_python() -> PathBuf {
             let python =
                 if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
             let marker = venv.join(".toolhost-installed");
-            let ready = || python.is_file() && std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == REQUIREMENT);
+            let wanted = REQUIREMENTS.join(" ");
+            let ready = || python.is_file() && std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == wanted);
             if ready() {
                 return python;
             }
@@ -418,15 +420,12 @@ pub fn mcp_python() -> PathBuf {
             if !ready() {
                 let base = std::env::var_os("TOOLHOST_PYTHON").unwrap_or_else(|| "python3".into());
                 run_to_success(Command::new(base).args(["-m", "venv"]).arg(&venv));
-                run_to_success(Command::new(&python).args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    REQUIREMENT,
-                ]));
-                std::fs::write(&marker, REQUIREMENT).expect("write the venv marker");
+                run_to_success(
+                    Command::new(&python)
+                        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                        .args(REQUIREMENTS),
+                );
+                std::fs::write(&marker, &wanted).expect("write the venv marker");
             }
             python
         })

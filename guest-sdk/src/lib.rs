@@ -74,6 +74,21 @@ pub fn config(key: &str) -> Option<String> {
     host::config(key)
 }
 
+/// Reports how far the running call has come: `done` units of `total` (`None` when
+/// unknown), with an optional short message. Reports whose `done` is not above the last
+/// one are ignored; the host passes them on at a bounded rate, so call it as often as
+/// is natural (needs a host that speaks `toolhost:tool@0.1.1`).
+///
+/// ```no_run
+/// # let files = vec!["a", "b"];
+/// for (i, file) in files.iter().enumerate() {
+///     toolhost_guest::progress(i as u64 + 1, Some(files.len() as u64), Some(&format!("read {file}")));
+/// }
+/// ```
+pub fn progress(done: u64, total: Option<u64>, message: Option<&str>) {
+    host::progress(done, total, message)
+}
+
 /// Writes to the host's log; each line is tagged with the tool being called.
 pub mod log {
     use super::host::{self, LogLevel};

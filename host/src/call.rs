@@ -4,7 +4,7 @@
 //! ```text
 //! resolve   the snapshot the call starts on, by any name form, as   NotFound (+ close matches it may see;
 //!           the caller may see it (policy, session tool set)         a hidden tool is not found)
-//! approve   the approval hook, when the tool or the risk asks        PermissionDenied
+//! approve   the host's approval hook, else the call's approver      PermissionDenied
 //! arguments an exported name's arguments to the tool's input       InputInvalid
 //! validate  input against the tool's input schema                  InputInvalid (+ JSON pointers)
 //! run       a fresh sandbox, toolbox.call(tool, input-json)        Failed | Trap | Timeout | OutOfFuel | MemoryLimit | Host
@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::audit::CallRecord;
 use crate::contract::GuestToolError;
@@ -23,7 +24,8 @@ use crate::error::{CallError, Violation};
 use crate::host::ToolHost;
 use crate::names::NameForm;
 use crate::native::{NativeTool, ToolError};
-use crate::policy::{Approval, ApprovalRequest, Caller};
+use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
+use crate::progress::ProgressHook;
 use crate::registry::component::LoadedComponent;
 use crate::registry::resident::CodeKind;
 use crate::registry::{Snapshot, ToolEntry, ToolSource};
@@ -41,6 +43,30 @@ pub struct ToolCall {
     pub name: String,
     /// The tool's input (or, under an exported name, its arguments).
     pub input: Value,
+}
+
+/// What one call brings beyond its caller, name and input.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// The caller's id for this call (batch calls), echoed in its report and audit record.
+    pub call_id: Option<String>,
+    /// Who approves this call when it needs approval and the host has no
+    /// [approval hook](crate::ToolHostBuilder::approval_hook) of its own: for an MCP call,
+    /// the person behind the client. Without either, such a call is denied.
+    pub approver: Option<ApprovalHook>,
+    /// Where the tool's progress reports (`host.progress`) go; without it they are
+    /// dropped.
+    pub progress: Option<ProgressHook>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("call_id", &self.call_id)
+            .field("approver", &self.approver.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// Everything known about one call, success or not. Serializes as the `--report` JSON
@@ -130,14 +156,30 @@ impl ToolHost {
         name: &str,
         input: Value,
     ) -> CallReport {
+        let options = CallOptions { call_id: call_id.map(str::to_owned), ..CallOptions::default() };
+        self.call_with(caller, name, input, &options).await
+    }
+
+    /// Calls a tool on behalf of `caller` with a call's own approver and progress sink,
+    /// and reports everything about the call (see [`ToolHost::call_detailed_as`]).
+    pub async fn call_with(&self, caller: &Caller, name: &str, input: Value, options: &CallOptions) -> CallReport {
         let snapshot = self.snapshot.load_full();
+        let span = tracing::info_span!(
+            "tool_call",
+            agent = %caller.agent,
+            session = caller.session.as_deref(),
+            tool = name,
+            request_id = options.call_id.as_deref(),
+            outcome = tracing::field::Empty,
+        );
         let mut recorder = Recorder {
             host: self,
+            span: span.clone(),
             started_at: SystemTime::now(),
             started: Instant::now(),
             report: Some(CallReport {
                 caller: caller.clone(),
-                call_id: call_id.map(str::to_owned),
+                call_id: options.call_id.clone(),
                 requested: name.to_owned(),
                 tool: None,
                 component_hash: None,
@@ -152,7 +194,7 @@ impl ToolHost {
             }),
         };
         let report = recorder.report.as_mut().expect("the report is taken only when the call ends");
-        report.outcome = self.run_call(&snapshot, caller, name, input, report).await;
+        report.outcome = self.run_call(&snapshot, caller, name, input, options, report).instrument(span).await;
         recorder.finish()
     }
 
@@ -175,6 +217,7 @@ impl ToolHost {
         caller: &Caller,
         name: &str,
         input: Value,
+        options: &CallOptions,
         report: &mut CallReport,
     ) -> Result<Value, CallError> {
         let (entry, form, permit) = self.resolve_for(snapshot, caller, name).map_err(|unseen| {
@@ -189,7 +232,7 @@ impl ToolHost {
         let def = entry.def();
         let input = tool_input(entry, form, input)?;
         if let Some(reason) = permit.approval {
-            self.check_approval(caller, entry, &input, reason).await?;
+            self.check_approval(caller, entry, &input, reason, options.approver.as_ref()).await?;
         }
         def.input_schema
             .check(&input)
@@ -200,36 +243,50 @@ impl ToolHost {
         })?;
         let output = match &entry.source {
             ToolSource::Component { component, index } => {
-                self.run_component(entry, component, *index, &input, report).await?
+                self.run_component(entry, component, *index, &input, options.progress.as_ref(), report).await?
             }
             ToolSource::Native(tool) => run_native(entry, tool, input, report).await?,
         };
         check_output(entry, output, report)
     }
 
-    /// A call that needs approval runs only when the approval hook says so; without a
-    /// hook it never runs.
+    /// A call that needs approval runs only when its approver says so: the host's
+    /// approval hook, else the call's own approver; without either it never runs.
     async fn check_approval(
         &self,
         caller: &Caller,
         entry: &ToolEntry,
         input: &Value,
         reason: String,
+        call_approver: Option<&ApprovalHook>,
     ) -> Result<(), CallError> {
-        let Some(approve) = &self.approval else {
+        let Some(approve) = self.approver(call_approver) else {
             return Err(denied(caller, entry, format!("{reason}, and no approval hook is configured")));
         };
-        let request = ApprovalRequest {
-            caller: caller.clone(),
-            tool: entry.full_name.clone(),
-            input: input.clone(),
-            risk: entry.def().policy.risk,
-            reason,
-        };
-        match approve(request).await {
+        match approve(approval_request(caller, entry, input.clone(), reason)).await {
             Approval::Approved => Ok(()),
             Approval::Denied { reason } => Err(denied(caller, entry, format!("approval denied: {reason}"))),
         }
+    }
+
+    /// Who decides a call that needs approval: the operator's hook first, so that a
+    /// client never approves what the operator decides.
+    fn approver<'a>(&'a self, call_approver: Option<&'a ApprovalHook>) -> Option<&'a ApprovalHook> {
+        self.approval.as_ref().or(call_approver)
+    }
+
+    /// What the call's own approver ([`CallOptions::approver`]) would be asked before a
+    /// call of `name` with `input` by `caller` runs; `None` when it would not be asked
+    /// (no approval needed, a host hook decides, or no such tool for the caller). Lets a
+    /// front end ask ahead, as the stateless MCP revision must.
+    pub fn pending_approval(&self, caller: &Caller, name: &str, input: &Value) -> Option<ApprovalRequest> {
+        if self.approver(None).is_some() {
+            return None;
+        }
+        let snapshot = self.snapshot.load();
+        let (entry, form, permit) = self.resolve_for(&snapshot, caller, name).ok()?;
+        let input = tool_input(entry, form, input.clone()).unwrap_or_else(|_| input.clone());
+        Some(approval_request(caller, entry, input, permit.approval?))
     }
 
     /// Runs a component's tool in a fresh sandbox and returns the output it produced,
@@ -240,6 +297,7 @@ impl ToolHost {
         component: &LoadedComponent,
         index: usize,
         input: &Value,
+        progress: Option<&ProgressHook>,
         report: &mut CallReport,
     ) -> Result<Produced, CallError> {
         let tool = || entry.full_name.clone();
@@ -253,7 +311,7 @@ impl ToolHost {
             CodeKind::Toolbox(pre) => {
                 input_text = input.to_string();
                 report.input_bytes = input_text.len() as u64;
-                Operation::Call { pre, tool: &entry.def().name, input: &input_text }
+                Operation::Call { pre, tool: &entry.def().name, input: &input_text, progress: progress.cloned() }
             }
             CodeKind::Plain { pre, calls } => {
                 report.input_bytes = serde_json::to_vec(input).map_or(0, |bytes| bytes.len() as u64);
@@ -287,9 +345,11 @@ impl ToolHost {
     }
 }
 
-/// Records the call when it ends, and also when its future is dropped first.
+/// Records the call when it ends, and also when its future is dropped first: in the
+/// audit log, the metrics and the call's `tool_call` span.
 struct Recorder<'h> {
     host: &'h ToolHost,
+    span: tracing::Span,
     started_at: SystemTime,
     started: Instant,
     /// Taken when the call ends.
@@ -304,6 +364,12 @@ impl Recorder<'_> {
 
     fn record(&self, mut report: CallReport) -> CallReport {
         report.duration = self.started.elapsed();
+        let outcome = report.outcome.as_ref().map_or_else(|e| e.kind().as_str(), |_| "ok");
+        self.span.record("outcome", outcome);
+        tracing::info!(parent: &self.span, duration_us = report.duration.as_micros() as u64, fuel = report.fuel_consumed, "call finished");
+        if let Some(metrics) = &self.host.metrics {
+            metrics.record_call(&report);
+        }
         if self.host.audit.is_active() {
             self.host.audit.record(CallRecord::from_report(&report, self.started_at));
         }
@@ -352,6 +418,16 @@ async fn run_native(
             violations: vec![Violation { pointer: String::new(), reason }],
         }),
         Ok(Ok(Err(ToolError::Failed(message)))) => Err(CallError::Failed { tool: name(), message }),
+    }
+}
+
+fn approval_request(caller: &Caller, entry: &ToolEntry, input: Value, reason: String) -> ApprovalRequest {
+    ApprovalRequest {
+        caller: caller.clone(),
+        tool: entry.full_name.clone(),
+        input,
+        risk: entry.def().policy.risk,
+        reason,
     }
 }
 

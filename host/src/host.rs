@@ -11,6 +11,7 @@ use wasmtime::Engine;
 
 use crate::audit::{Audit, CallRecord};
 use crate::error::{BuildError, LoadError};
+use crate::metrics::{Gauges, Metrics};
 use crate::native::{NativeTool, NativeToolError};
 use crate::policy::{ApprovalHook, Policy, SessionToolsets};
 use crate::registry::cache::{self, CompileCache};
@@ -121,6 +122,7 @@ pub struct ToolHostBuilder {
     progress: Option<ProgressFn>,
     policy: Policy,
     approval: Option<ApprovalHook>,
+    metrics: bool,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
     /// Native tools by the name of their layer.
@@ -137,6 +139,7 @@ impl Default for ToolHostBuilder {
             progress: None,
             policy: Policy::allow_all(),
             approval: None,
+            metrics: false,
             audit_jsonl: None,
             max_concurrent_calls: 64,
             natives: Vec::new(),
@@ -180,6 +183,13 @@ impl ToolHostBuilder {
     /// Which callers may call which tools (default: everyone, everything).
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Counts calls, latency, fuel, loads and reloads for [`ToolHost::metrics_text`]
+    /// (one uncontended lock per call; off by default).
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
         self
     }
 
@@ -230,6 +240,11 @@ impl ToolHostBuilder {
             natives.push(native_slot(&self.layers, &layer, tool, self.defaults).map_err(BuildError::NativeTool)?);
         }
         let snapshot = load::build_snapshot(&core, &self.layers, None, natives, self.progress.as_ref()).await;
+        let metrics = self.metrics.then(|| {
+            let metrics = Metrics::default();
+            metrics.record_reload(loads_between(None, &snapshot), snapshot.load_errors().count());
+            Arc::new(metrics)
+        });
         let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
         drop_idle_code(Arc::downgrade(&snapshot), self.engine.drop_idle_code_after);
         let (changes, _) = tokio::sync::broadcast::channel(64);
@@ -244,10 +259,21 @@ impl ToolHostBuilder {
             policy_generation: Arc::default(),
             sessions: Arc::default(),
             approval: self.approval,
+            metrics,
             audit: Arc::new(audit),
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
+            call_slot_capacity: self.max_concurrent_calls,
         })
     }
+}
+
+/// Components of `next` that were compiled or restored for it (not carried over).
+fn loads_between(previous: Option<&Snapshot>, next: &Snapshot) -> usize {
+    let before: std::collections::HashSet<*const LoadedComponent> = previous
+        .into_iter()
+        .flat_map(|snapshot| snapshot.components.iter().filter_map(|slot| slot.loaded.as_ref().map(Arc::as_ptr)))
+        .collect();
+    next.components.iter().filter_map(|slot| slot.loaded.as_ref()).filter(|c| !before.contains(&Arc::as_ptr(c))).count()
 }
 
 /// Drops the native code of the served components that no call used for `idle`, every
@@ -317,9 +343,12 @@ pub struct ToolHost {
     /// Tools switched on and off per session.
     pub(crate) sessions: Arc<SessionToolsets>,
     pub(crate) approval: Option<ApprovalHook>,
+    pub(crate) metrics: Option<Arc<Metrics>>,
     pub(crate) audit: Arc<Audit>,
     /// Bounds the calls running at once.
     pub(crate) call_slots: Arc<tokio::sync::Semaphore>,
+    /// How many calls may run at once.
+    call_slot_capacity: usize,
 }
 
 impl ToolHost {
@@ -414,11 +443,29 @@ impl ToolHost {
     /// Makes `next` the snapshot calls start on and tells subscribers what changed.
     fn publish(&self, previous: &Snapshot, next: Snapshot) -> RegistryChange {
         let change = RegistryChange::between(previous, &next);
+        if let Some(metrics) = &self.metrics {
+            metrics.record_reload(loads_between(Some(previous), &next), change.errors.len());
+        }
         self.snapshot.store(Arc::new(next));
         if !change.is_empty() {
             let _ = self.changes.send(change.clone());
         }
         change
+    }
+
+    /// The host's numbers in the Prometheus text format, when it was built with
+    /// [`ToolHostBuilder::metrics`] on.
+    pub fn metrics_text(&self) -> Option<String> {
+        let metrics = self.metrics.as_ref()?;
+        let snapshot = self.snapshot.load();
+        let slots = self.call_slot_capacity;
+        let gauges = Gauges {
+            slots_in_use: slots.saturating_sub(self.call_slots.available_permits()),
+            slots,
+            tools: snapshot.tools.len(),
+            load_errors: snapshot.load_errors().count(),
+        };
+        Some(metrics.render(&gauges))
     }
 
     /// Registry changes, as reloads publish them.

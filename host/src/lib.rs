@@ -41,10 +41,12 @@ mod config;
 mod contract;
 mod error;
 mod host;
+mod metrics;
 pub mod names;
 mod native;
 mod plain;
 mod policy;
+mod progress;
 mod registry;
 mod sandbox;
 pub mod scaffold;
@@ -53,7 +55,7 @@ pub mod serve;
 
 pub use crate::access::ListingVersion;
 pub use crate::audit::CallRecord;
-pub use crate::call::{CallReport, ToolCall};
+pub use crate::call::{CallOptions, CallReport, ToolCall};
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, ToolManifest, parse_duration, parse_size};
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
 pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
@@ -63,6 +65,7 @@ pub use crate::policy::{
     Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, Risk, SessionTools, ToolFilter,
     ToolHints, ToolPolicy,
 };
+pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
 pub use crate::registry::component::{Contract, LoadedComponent, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};

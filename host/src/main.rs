@@ -300,7 +300,9 @@ impl HostOptions {
         if lifetime == Lifetime::OneShot {
             config.engine.tiering = Tiering::OptimizedOnly;
         }
-        let mut builder = config.builder();
+        // A server keeps numbers for `GET /metrics`; a one-shot command has no one to
+        // show them to.
+        let mut builder = config.builder().metrics(lifetime == Lifetime::Serving);
         if self.no_cache {
             builder = builder.compile_cache(CacheSetting::Disabled);
         } else if let Some(dir) = &self.cache_dir {
@@ -382,6 +384,7 @@ async fn call(
         Ok([dir, name]) => (Some(PathBuf::from(dir)), name),
         Err(mut target) => (None, target.pop().unwrap_or_default()),
     };
+    let stdin_is_input = input.is_none();
     let input_text = match input {
         Some(text) => text,
         None => {
@@ -402,7 +405,9 @@ async fn call(
     for error in host.load_errors() {
         eprintln!("warning: {error}");
     }
-    let call = host.call_detailed_as(&options.caller, None, &name, input).await;
+    let approver = terminal_approver(stdin_is_input);
+    let call_options = toolhost::CallOptions { approver: Some(approver), ..Default::default() };
+    let call = host.call_with(&options.caller, &name, input, &call_options).await;
     if report {
         print_json(&serde_json::to_value(&call)?);
     }
@@ -426,6 +431,43 @@ async fn call(
             None => report_error(&error),
         },
         Err(error) => report_error(&error),
+    })
+}
+
+/// Who approves a call that needs approval, when no hook does: the person at the
+/// terminal, asked on stderr and answering on stdin; nobody when stdin is not a terminal
+/// (or carried the input), and then the call is denied.
+fn terminal_approver(stdin_is_input: bool) -> toolhost::ApprovalHook {
+    use futures::FutureExt;
+    use toolhost::Approval;
+    let at_terminal = !stdin_is_input && std::io::stdin().is_terminal();
+    std::sync::Arc::new(move |request: toolhost::ApprovalRequest| {
+        if !at_terminal {
+            let reason = "nobody could be asked: stdin is not a terminal".to_owned();
+            return futures::future::ready(Approval::Denied { reason }).boxed();
+        }
+        async move {
+            let asked = tokio::task::spawn_blocking(move || {
+                eprint!(
+                    "{} asks to run {} (risk: {}): {}.\ninput: {}\nRun it? [y/N] ",
+                    request.caller.to_string().escape_debug(),
+                    request.tool,
+                    request.risk,
+                    request.reason,
+                    request.input,
+                );
+                let mut answer = String::new();
+                std::io::stdin().read_line(&mut answer).map(|_| answer)
+            })
+            .await;
+            match asked {
+                Ok(Ok(answer)) if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") => {
+                    Approval::Approved
+                }
+                _ => Approval::Denied { reason: "not approved at the terminal".into() },
+            }
+        }
+        .boxed()
     })
 }
 

@@ -291,7 +291,7 @@ mod tests {
             let temp = tempfile::tempdir().unwrap();
             scaffold("greeter", lang, temp.path()).unwrap();
             assert_eq!(read(temp.path(), "wit/tool.wit"), WIT, "{lang}");
-            assert!(WIT.contains("package toolhost:tool@0.1.0;"));
+            assert!(WIT.contains("package toolhost:tool@0.1.1;"));
         }
     }
 

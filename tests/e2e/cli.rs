@@ -48,6 +48,7 @@ fn list_shows_every_tool_with_its_origin() {
             "json/merge",
             "json/patch",
             "math/add",
+            "math/count_primes",
             "math/divide",
             "math/evaluate",
             "text/regex_find",
@@ -67,9 +68,9 @@ fn inspect_shows_tools_schemas_and_imports() {
     let output = toolhost(&["inspect", component("math").to_str().unwrap()], None);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let inspection = stdout_json(&output);
-    assert_eq!(inspection["contract"], "toolhost:tool@0.1.0");
+    assert_eq!(inspection["contract"], "toolhost:tool@0.1.1");
     let imports: Vec<&str> = inspection["imports"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
-    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.0")), "{imports:?}");
+    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.1")), "{imports:?}");
     assert!(imports.iter().any(|i| i.starts_with("wasi:cli/")), "{imports:?}");
     let evaluate = inspection["tools"].as_array().unwrap().iter().find(|t| t["name"] == "evaluate").unwrap();
     assert_eq!(evaluate["input_schema"]["required"], json!(["expression"]));
@@ -261,4 +262,44 @@ fn export_prints_each_format() {
     assert_eq!(mcp["tools"][0]["name"], "json.get");
     let bad = toolhost(&["export", "--format", "xml", dir], None);
     assert_eq!(bad.status.code(), Some(2), "a usage error");
+}
+
+/// A call that needs approval asks the person at the terminal (stdin a TTY, here the
+/// pseudo-terminal of `script`), runs on a yes, and is denied on anything else; with
+/// stdin not a terminal nobody is asked and it is denied.
+#[test]
+fn a_call_that_needs_approval_asks_at_the_terminal_and_only_there() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.manifest("math", "math", "[tools.divide.policy]\nrequires_approval = true\n");
+    let dir = tools.path().to_str().unwrap();
+    let input = r#"{"dividend":6,"divisor":3}"#;
+    let denied_kind = toolhost::ErrorKind::PermissionDenied.exit_code();
+
+    let piped = toolhost(&["call", dir, "math/divide", "--input", input], Some("y\n"));
+    assert_eq!(piped.status.code(), Some(i32::from(denied_kind)), "{piped:?}");
+    assert!(stderr_line(&piped).contains("nobody could be asked: stdin is not a terminal"), "{piped:?}");
+
+    let at_terminal = |answer: &str| {
+        let command = format!("{} call {dir} math/divide --input '{input}'", toolhost_bin().display());
+        let mut child = Command::new("script")
+            .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run script (util-linux)");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(answer.as_bytes()).unwrap();
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).replace('\r', ""))
+    };
+    let (code, screen) = at_terminal("y\n");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains("local asks to run math/divide (risk: medium): the tool requires approval"), "{screen}");
+    assert!(screen.contains("Run it? [y/N]") && screen.contains(r#""value": 2.0"#), "{screen}");
+    let (code, screen) = at_terminal("n\n");
+    assert_eq!(code, Some(i32::from(denied_kind)), "{screen}");
+    assert!(screen.contains("not approved at the terminal"), "{screen}");
 }

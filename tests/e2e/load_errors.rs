@@ -2,7 +2,7 @@
 //! and every other component is still served.
 
 use serde_json::json;
-use toolhost::{LoadErrorKind, ToolHost};
+use toolhost::{Contract, LoadErrorKind, ToolHost};
 use toolhost_tests::{ToolsDir, component};
 
 async fn load(tools: &ToolsDir) -> (ToolHost, Vec<toolhost::LoadError>) {
@@ -64,6 +64,23 @@ async fn files_that_are_not_components_say_what_they_are() {
         matches!(&script_error.kind, LoadErrorKind::NotAComponent(m) if m.contains("not WebAssembly")),
         "{script_error}"
     );
+}
+
+/// 0.1.1 added `host.progress`; a component built against 0.1.0 (its WIT frozen in the
+/// guest) links against the same host interface and answers, its imports included.
+#[tokio::test]
+async fn a_component_of_the_first_contract_keeps_loading_and_answering() {
+    let tools = ToolsDir::new();
+    tools.install("first-contract", "first", "first");
+    tools.manifest("first", "first", "[grants]\nconfig = { greeting = \"hi\" }\n");
+    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    assert_eq!(host.load_errors(), vec![]);
+    let snapshot = host.snapshot();
+    let component = snapshot.tools["first/greet"].source.component().expect("a component");
+    assert_eq!(component.contract, Contract::Toolbox { version: "0.1.0".into() });
+    let report = host.call_detailed("first/greet", json!({ "name": "Ada" })).await;
+    assert_eq!(report.outcome, Ok(json!({ "greeting": "hi, Ada" })));
+    assert_eq!(report.captured.log.len(), 1, "its host.log import works: {:?}", report.captured);
 }
 
 #[tokio::test]

@@ -378,3 +378,77 @@ fn the_http_server_binds_loopback_and_checks_the_host_header() {
     assert_eq!(server.initialize_with_host("tools.internal"), 200, "an allowed host");
     assert_eq!(server.initialize_with_host("attacker.example"), 403);
 }
+
+/// Runs `approval.py TRANSPORT MODE` (the official Python SDK's `Client`) against a
+/// server whose `math/divide` requires approval, and returns what the client saw.
+fn drive_approval(transport: &str, mode: &str) -> Value {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.manifest("math", "math", "[tools.divide.policy]\nrequires_approval = true\nrisk = \"high\"\n");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/approval.py");
+    let output = Command::new(mcp_python())
+        .arg(&script)
+        .args([transport, mode])
+        .arg(toolhost_bin())
+        .arg(tools.path())
+        .output()
+        .expect("run the Python MCP client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "approval.py {transport} {mode} failed ({}):\n{stderr}\n{stdout}", output.status);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("approval.py printed no JSON ({e}): {stdout}"))
+}
+
+/// Approval reaches the person behind the client and only an explicit yes runs the call;
+/// progress reports arrive in order, the last one covering the whole.
+fn assert_approval_and_progress(seen: &Value) {
+    assert_eq!(seen["approved"]["is_error"], false, "{}", seen["approved"]);
+    assert_eq!(seen["approved"]["structured"], json!({ "value": 2.0 }));
+    let denied = |key: &str, why: &str| {
+        let text = seen[key]["text"].as_str().unwrap_or_default();
+        assert_eq!(seen[key]["is_error"], true, "{key}: {}", seen[key]);
+        assert!(text.starts_with("permission_denied: ") && text.contains(why), "{key}: {text}");
+    };
+    denied("declined", "the person asked declined");
+    denied("cancelled", "dismissed the question");
+    denied("no_elicitation", "did not declare the elicitation capability");
+    assert_eq!(seen["unasked"]["structured"], json!({ "value": 3.0 }));
+
+    let asked = seen["asked"].as_array().expect("questions");
+    assert_eq!(asked.len(), 3, "one question per call needing approval: {asked:?}");
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("local") && message.contains(" asks to run math/divide (risk: high)"), "{message}");
+    assert!(message.contains(r#""dividend":6"#), "the question shows the input: {message}");
+    assert_eq!(asked[0]["schema"]["properties"]["approve"]["type"], "boolean");
+
+    assert_eq!(seen["primes"]["structured"], json!({ "count": 664_579, "largest": 9_999_991 }), "{}", seen["primes"]);
+    let reports = seen["progress"].as_array().expect("progress reports");
+    assert!(!reports.is_empty(), "count_primes reports progress");
+    let done: Vec<f64> = reports.iter().map(|r| r["progress"].as_f64().unwrap()).collect();
+    assert!(done.windows(2).all(|w| w[0] < w[1]), "progress increases: {done:?}");
+    let last = reports.last().unwrap();
+    assert_eq!(last["progress"], 10_000_000.0, "the last report arrives before the result: {reports:?}");
+    assert_eq!(last["total"], 10_000_000.0);
+    assert_eq!(last["message"], "sieved the numbers below 10000000");
+}
+
+#[test]
+fn approval_and_progress_reach_the_python_sdk_over_stdio() {
+    let seen = drive_approval("stdio", "legacy");
+    assert_approval_and_progress(&seen);
+}
+
+#[test]
+fn approval_and_progress_reach_the_python_sdk_in_an_http_session() {
+    let seen = drive_approval("http", "legacy");
+    assert_approval_and_progress(&seen);
+}
+
+/// The stateless revision end to end: discovery instead of `initialize`, approval by
+/// `input_required` and a retry carrying the answer.
+#[test]
+fn the_python_sdk_speaks_the_stateless_revision_over_http() {
+    let seen = drive_approval("http", "2026-07-28");
+    assert_eq!(seen["protocol_version"], "2026-07-28");
+    assert_approval_and_progress(&seen);
+}

@@ -258,3 +258,100 @@ fn a_call_whose_http_client_goes_away_stops_and_is_recorded() {
     let answer = planner.call("math.add", &json!({ "numbers": [3] }));
     assert_eq!(answer["result"]["structuredContent"]["value"], 3.0, "{answer}");
 }
+
+/// `GET /metrics` with `token`, parsed by the official Prometheus client's parser:
+/// `(name, labels, value)` per sample.
+fn scrape(addr: &str, token: Option<&str>) -> Result<Vec<(String, Value, f64)>, u16> {
+    let mut scraper = HttpSession::connect(addr, "/metrics");
+    scraper.authorization = token.map(|token| format!("Bearer {token}"));
+    let answer = scraper.request("GET", None, &[]);
+    if answer.status != 200 {
+        return Err(answer.status);
+    }
+    assert_eq!(answer.header("content-type"), Some("text/plain; version=0.0.4; charset=utf-8"));
+    let parse = "import json, sys\n\
+                 from prometheus_client.parser import text_string_to_metric_families\n\
+                 print(json.dumps([[s.name, s.labels, s.value] for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples]))";
+    let mut python = Command::new(toolhost_tests::mcp_python())
+        .args(["-c", parse])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the Prometheus parser");
+    std::io::Write::write_all(&mut python.stdin.take().unwrap(), &answer.body).unwrap();
+    let output = python.wait_with_output().unwrap();
+    assert!(output.status.success(), "not the Prometheus text format: {}", String::from_utf8_lossy(&output.stderr));
+    let samples: Vec<(String, Value, f64)> = serde_json::from_slice(&output.stdout).unwrap();
+    Ok(samples)
+}
+
+fn sample(samples: &[(String, Value, f64)], name: &str, labels: Value) -> Option<f64> {
+    samples.iter().find(|(n, l, _)| n == name && *l == labels).map(|(_, _, value)| *value)
+}
+
+#[test]
+fn metrics_count_calls_by_tool_and_outcome_slots_in_use_and_loads() {
+    let (tools, _dir, config) = two_agents();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+    assert_eq!(scrape(&server.addr, None).unwrap_err(), 401, "metrics need credentials when tokens are configured");
+    assert_eq!(scrape(&server.addr, Some("wrong")).unwrap_err(), 401);
+
+    let mut planner = server.session(PLANNER_TOKEN);
+    for numbers in [json!([1, 2]), json!([3])] {
+        assert!(planner.call("math.add", &json!({ "numbers": numbers }))["result"]["structuredContent"].is_object());
+    }
+    let failed = planner.call("hostile.fail", &json!({ "message": "no" }));
+    assert_eq!(failed["result"]["isError"], true, "{failed}");
+
+    // A spinning call holds a slot until its client goes away.
+    let mut doomed = HttpSession::connect(&server.addr, "/mcp");
+    doomed.authorization = Some(format!("Bearer {PLANNER_TOKEN}"));
+    doomed.session = planner.session.clone();
+    doomed.send_only(&call_request(7, "hostile.busy", &spin()));
+    let in_use =
+        || sample(&scrape(&server.addr, Some(PLANNER_TOKEN)).unwrap(), "toolhost_instance_slots_in_use", json!({}));
+    let started = Instant::now();
+    while in_use() != Some(1.0) {
+        assert!(started.elapsed() < Duration::from_secs(20), "the spinning call never held a slot");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(doomed);
+    while in_use() != Some(0.0) {
+        assert!(started.elapsed() < Duration::from_secs(20), "the cancelled call kept its slot");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    let samples = scrape(&server.addr, Some(CODER_TOKEN)).unwrap();
+    let calls = |tool: &str, outcome: &str| {
+        sample(&samples, "toolhost_calls_total", json!({ "tool": tool, "outcome": outcome }))
+    };
+    assert_eq!(calls("math/add", "ok"), Some(2.0), "{samples:?}");
+    assert_eq!(calls("hostile/fail", "failed"), Some(1.0));
+    assert_eq!(calls("hostile/busy", "cancelled"), Some(1.0));
+    let histogram =
+        |suffix: &str, labels: Value| sample(&samples, &format!("toolhost_call_duration_seconds{suffix}"), labels);
+    assert_eq!(histogram("_count", json!({ "tool": "math/add" })), Some(2.0));
+    assert_eq!(histogram("_bucket", json!({ "tool": "math/add", "le": "+Inf" })), Some(2.0));
+    assert!(histogram("_sum", json!({ "tool": "math/add" })).is_some_and(|s| s > 0.0));
+    assert!(sample(&samples, "toolhost_fuel_consumed_total", json!({ "tool": "math/add" })).is_some_and(|f| f > 0.0));
+    assert_eq!(sample(&samples, "toolhost_instance_slots", json!({})), Some(64.0));
+    assert_eq!(sample(&samples, "toolhost_component_loads_total", json!({})), Some(3.0));
+    assert!(sample(&samples, "toolhost_reloads_total", json!({})).is_some_and(|r| r >= 1.0), "the first load counts");
+    assert_eq!(sample(&samples, "toolhost_load_errors", json!({})), Some(0.0));
+    assert!(sample(&samples, "toolhost_tools", json!({})).is_some_and(|t| t > 5.0));
+
+    // A reload is counted, with the component it loaded and the error it found.
+    std::fs::write(tools.path().join("math/broken.wasm"), b"not wasm").unwrap();
+    let started = Instant::now();
+    loop {
+        let samples = scrape(&server.addr, Some(PLANNER_TOKEN)).unwrap();
+        if sample(&samples, "toolhost_load_errors", json!({})) == Some(1.0) {
+            assert_eq!(sample(&samples, "toolhost_load_errors_total", json!({})), Some(1.0));
+            assert!(sample(&samples, "toolhost_reloads_total", json!({})).is_some_and(|r| r >= 2.0));
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the reload never showed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

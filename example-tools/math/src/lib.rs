@@ -2,6 +2,7 @@
 //! notoriously bad at carrying digits.
 
 mod expression;
+mod primes;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,23 @@ struct Value {
     value: f64,
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PrimeBound {
+    /// Count the primes below this number (at most ten million, which fits the
+    /// default fuel budget).
+    #[schemars(range(min = 0, max = 10_000_000u64))]
+    below: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PrimeCount {
+    /// How many primes are below the bound.
+    count: u64,
+    /// The largest of them, if there is one.
+    largest: Option<u64>,
+}
+
 toolbox! {
     /// Adds a list of numbers and returns their sum.
     fn add(input: Numbers) -> Result<Value, ToolError> {
@@ -57,5 +75,14 @@ toolbox! {
             return Err(ToolError::invalid_input(format!("the result is not a finite number ({value})")));
         }
         Ok(Value { value })
+    }
+
+    /// Counts the primes below a bound (up to ten million) with a segmented sieve, and
+    /// gives the largest, reporting its progress as it goes.
+    fn count_primes(input: PrimeBound) -> Result<PrimeCount, ToolError> {
+        let (count, largest) = primes::count_below(input.below, |done, total| {
+            toolhost_guest::progress(done, Some(total), Some(&format!("sieved the numbers below {done}")));
+        });
+        Ok(PrimeCount { count, largest })
     }
 }

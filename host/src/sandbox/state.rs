@@ -10,6 +10,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::contract::{self, LogLevel, Plugin};
 use crate::error::BuildError;
+use crate::progress::ProgressReports;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::CallLimiter;
 use crate::sandbox::outbound::OutboundHttp;
@@ -26,6 +27,7 @@ pub(crate) struct SandboxState {
     pub(super) grants: Arc<Grants>,
     /// `namespace/tool` (or the file, while listing tools), for log lines.
     pub(super) label: Arc<str>,
+    pub(super) progress: ProgressReports,
 }
 
 impl WasiView for SandboxState {
@@ -51,6 +53,10 @@ impl contract::toolhost::tool::host::Host for SandboxState {
 
     fn config(&mut self, key: String) -> Option<String> {
         self.grants.config.get(&key).cloned()
+    }
+
+    fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
+        self.progress.report(done, total, message);
     }
 }
 

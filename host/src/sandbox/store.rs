@@ -10,6 +10,7 @@ use wasmtime_wasi_http::WasiHttpCtx;
 
 use crate::contract::{GuestToolError, GuestToolInfo, PluginPre};
 use crate::error::CallError;
+use crate::progress::{ProgressHook, ProgressReports};
 use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::{CallLimiter, Limits};
 use crate::sandbox::outbound::{DeniedRequest, OutboundHttp};
@@ -25,8 +26,8 @@ const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
 pub(crate) enum Operation<'a> {
     /// `toolbox.list-tools` of a toolbox component.
     ListTools(&'a PluginPre<SandboxState>),
-    /// `toolbox.call` of a toolbox component.
-    Call { pre: &'a PluginPre<SandboxState>, tool: &'a str, input: &'a str },
+    /// `toolbox.call` of a toolbox component, whose progress reports go to `progress`.
+    Call { pre: &'a PluginPre<SandboxState>, tool: &'a str, input: &'a str, progress: Option<ProgressHook> },
     /// One exported function of a plain component.
     Invoke { pre: &'a InstancePre<SandboxState>, export: &'a ComponentExportIndex, params: Vec<Val>, results: usize },
 }
@@ -56,7 +57,11 @@ pub(crate) async fn run(
     operation: Operation<'_>,
 ) -> Run {
     let output = OutputSink::new(limits.max_log);
-    let mut store = match new_store(engine, label.clone(), limits, grants, &output) {
+    let progress = match &operation {
+        Operation::Call { progress, .. } => ProgressReports::new(progress.clone()),
+        Operation::ListTools(_) | Operation::Invoke { .. } => ProgressReports::default(),
+    };
+    let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress) {
         Ok(store) => store,
         Err(message) => {
             return Run {
@@ -73,7 +78,7 @@ pub(crate) async fn run(
                 let plugin = pre.instantiate_async(&mut store).await?;
                 plugin.toolhost_tool_toolbox().call_list_tools(&mut store).await.map(Returned::Tools)
             }
-            Operation::Call { pre, tool, input } => {
+            Operation::Call { pre, tool, input, .. } => {
                 let plugin = pre.instantiate_async(&mut store).await?;
                 plugin.toolhost_tool_toolbox().call_call(&mut store, tool, input).await.map(Returned::Call)
             }
@@ -108,6 +113,7 @@ fn new_store(
     limits: &Limits,
     grants: Arc<Grants>,
     output: &OutputSink,
+    progress: ProgressReports,
 ) -> Result<Store<SandboxState>, String> {
     let state = SandboxState {
         wasi: grants.wasi_context(output)?,
@@ -118,6 +124,7 @@ fn new_store(
         output: output.clone(),
         grants,
         label,
+        progress,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

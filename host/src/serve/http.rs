@@ -153,11 +153,13 @@ fn http_router(host: ToolHost, caller: Caller, options: HttpOptions) -> (axum::R
         .route_layer(from_fn(middleware::cancel_on_disconnect))
         .route_layer(from_fn(middleware::no_content_on_delete))
         .route_layer(from_fn(middleware::json_rpc_errors));
+    let mut metrics = axum::Router::new().route("/metrics", axum::routing::get(metrics_text).with_state(host.clone()));
     if !options.tokens.is_empty() {
         let auth = Arc::new(Authenticator { tokens: options.tokens, owners: SessionOwners::default(), sessions });
-        mcp = mcp.route_layer(from_fn_with_state(auth, middleware::authenticate));
+        mcp = mcp.route_layer(from_fn_with_state(auth.clone(), middleware::authenticate));
+        metrics = metrics.route_layer(from_fn_with_state(auth, middleware::authenticate));
     }
-    let router = mcp.merge(probes(host));
+    let router = mcp.merge(metrics).merge(probes(host));
     (router, Box::new(move || stop.cancel()))
 }
 
@@ -182,6 +184,18 @@ fn probes(host: ToolHost) -> axum::Router {
     axum::Router::new()
         .route("/health", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
         .route("/ready", get(ready))
+}
+
+/// `GET /metrics`: the host's numbers in the Prometheus text format (with credentials
+/// when the server has tokens: any agent's); 404 when the host counts nothing.
+async fn metrics_text(axum::extract::State(host): axum::extract::State<ToolHost>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match host.metrics_text() {
+        Some(text) => {
+            ([(http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
+        }
+        None => (http::StatusCode::NOT_FOUND, "this host keeps no metrics\n").into_response(),
+    }
 }
 
 /// Completes on Ctrl-C or, on Unix, SIGTERM.

@@ -10,6 +10,8 @@
 //! | tool failure (any [`CallError`] but `NotFound`) | a result with `isError: true` and `kind: message` text |
 //! | unknown tool, or one hidden from the caller | JSON-RPC error `-32602` (invalid params) naming the close matches it may see |
 //! | `notifications/cancelled`, client gone | the call stops; its audit record says `cancelled` |
+//! | a call that needs approval | the person behind the client is asked ([`approval`]) |
+//! | `progressToken` on a call | the tool's `host.progress` reports as `notifications/progress` ([`progress`](super::progress)) |
 //! | registry change with tools changed | `notifications/tools/list_changed` |
 //!
 //! Each caller's tool list is built once per [`ToolHost::listing_version`] (registry
@@ -23,23 +25,27 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
+    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::ToolHost;
 use crate::error::CallError;
 use crate::names;
+use crate::policy::ApprovalHook;
 use crate::policy::Caller;
 use crate::registry::RegistryChange;
+use crate::serve::approval;
 use crate::serve::auth::Authenticated;
 use crate::serve::definitions::{self, ExportFormat};
 use crate::serve::middleware::{Disconnect, SESSION_HEADER};
+use crate::serve::progress::ProgressRelay;
 use crate::serve::stdio::JsonLines;
+use crate::{CallOptions, ToolHost};
 use crate::{ListingVersion, ToolDescription};
 
 /// Serves MCP over this process's stdin and stdout until stdin closes (or the client
@@ -128,10 +134,10 @@ impl Shared {
         &self,
         caller: &Caller,
         name: &str,
-        arguments: Option<JsonObject>,
+        input: Value,
+        options: &CallOptions,
     ) -> Result<CallToolResult, ErrorData> {
-        let input = Value::Object(arguments.unwrap_or_default());
-        let report = self.host.call_detailed_as(caller, None, name, input).await;
+        let report = self.host.call_with(caller, name, input, options).await;
         match report.outcome {
             Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
             Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
@@ -175,6 +181,33 @@ impl McpServer {
     pub(super) fn new(shared: Arc<Shared>) -> Self {
         McpServer { shared, forwarder: Mutex::new(None) }
     }
+
+    /// Who approves this call if it needs approval: the person behind the client, asked
+    /// during the call; on 2026-07-28, which forbids asking during a call, the answer the
+    /// retried call carries, or else `Err`: the question to answer first.
+    fn approver(
+        &self,
+        caller: &Caller,
+        request: &CallToolRequestParams,
+        input: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ApprovalHook, Box<InputRequiredResult>> {
+        let can_ask = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if !can_ask {
+            return Ok(approval::unable(approval::NO_ELICITATION));
+        }
+        if !stateless {
+            return Ok(approval::ask_during_call(context.peer.clone()));
+        }
+        if let Some(answer) = request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
+            return Ok(approval::answered(answer));
+        }
+        match self.shared.host.pending_approval(caller, &request.name, input) {
+            Some(question) => Err(Box::new(approval::input_required(&question))),
+            None => Ok(approval::unable("the approval needed was not asked for")),
+        }
+    }
 }
 
 impl ServerHandler for McpServer {
@@ -209,18 +242,33 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.shared.caller_of(&context.extensions);
+        let input = Value::Object(request.arguments.clone().unwrap_or_default());
+        let approver = match self.approver(&caller, &request, &input, &context) {
+            Ok(approver) => approver,
+            Err(ask_first) => return Ok(CallToolResponse::InputRequired(*ask_first)),
+        };
+        let relay = context.meta.get_progress_token().map(|token| ProgressRelay::start(context.peer.clone(), token));
+        let options = CallOptions {
+            call_id: Some(context.id.to_string()),
+            approver: Some(approver),
+            progress: relay.as_ref().map(ProgressRelay::hook),
+        };
         let disconnect = context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Disconnect>())
             .map(|disconnect| disconnect.0.clone())
             .unwrap_or_default();
-        tokio::select! {
-            result = self.shared.call(&caller, &request.name, request.arguments) => result.map(CallToolResponse::from),
+        let result = tokio::select! {
+            result = self.shared.call(&caller, &request.name, input, &options) => result.map(CallToolResponse::from),
             // Neither answer reaches the client: it asked for none, or is gone.
-            () = context.ct.cancelled() => Err(ErrorData::internal_error("cancelled by the client", None)),
-            () = disconnect.cancelled() => Err(ErrorData::internal_error("the client went away", None)),
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
+            () = disconnect.cancelled() => return Err(ErrorData::internal_error("the client went away", None)),
+        };
+        if let Some(relay) = relay {
+            relay.finish().await;
         }
+        result
     }
 
     /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change

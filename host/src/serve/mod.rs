@@ -2,13 +2,17 @@
 //! ([`definitions`]), and the MCP server over stdio ([`serve_stdio`]) and Streamable
 //! HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens ([`auth`]).
 
+mod approval;
 pub mod auth;
 pub mod definitions;
 mod http;
 mod mcp;
 mod middleware;
+mod progress;
 mod stdio;
 
+pub use approval::APPROVAL_WAIT;
 pub use auth::Tokens;
 pub use http::{HTTP_PATH, HttpOptions, LOOPBACK_HOSTS, bind, serve_http, serve_http_on, shutdown_signal};
 pub use mcp::serve_stdio;
+pub use progress::PROGRESS_INTERVAL;

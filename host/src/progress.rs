@@ -1,0 +1,93 @@
+//! Progress a tool reports while it runs (`host.progress`, contract 0.1.1), on its way
+//! to whoever shows it: an MCP client's `notifications/progress`, a library caller's
+//! hook.
+
+use std::sync::Arc;
+
+/// One progress report of a running call.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Progress {
+    /// Units done so far; above every earlier report of the same call.
+    pub done: u64,
+    /// Units in all, when the tool knows.
+    pub total: Option<u64>,
+    /// What the tool is doing, at most [`MAX_PROGRESS_MESSAGE`] bytes.
+    pub message: Option<String>,
+}
+
+/// Receives a call's progress reports, on the thread running the guest: keep it cheap
+/// (store or send, never block). See [`crate::CallOptions::progress`].
+pub type ProgressHook = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Longest progress message passed on, in bytes; longer ones are cut at a character
+/// boundary and end in `…`.
+pub const MAX_PROGRESS_MESSAGE: usize = 512;
+
+/// One call's reports as the guest makes them, passed on only when they move forward.
+#[derive(Default)]
+pub(crate) struct ProgressReports {
+    hook: Option<ProgressHook>,
+    last_done: Option<u64>,
+}
+
+impl ProgressReports {
+    pub(crate) fn new(hook: Option<ProgressHook>) -> Self {
+        ProgressReports { hook, last_done: None }
+    }
+
+    /// Passes a report on when `done` is above the last one passed on (MCP requires
+    /// progress to increase), with its message bounded.
+    pub(crate) fn report(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
+        let Some(hook) = &self.hook else { return };
+        if self.last_done.is_some_and(|last| done <= last) {
+            return;
+        }
+        self.last_done = Some(done);
+        hook(Progress { done, total, message: message.map(bounded) });
+    }
+}
+
+fn bounded(mut message: String) -> String {
+    if message.len() > MAX_PROGRESS_MESSAGE {
+        let mut end = MAX_PROGRESS_MESSAGE - '…'.len_utf8();
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    fn collecting() -> (ProgressReports, Arc<Mutex<Vec<Progress>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        (ProgressReports::new(Some(Arc::new(move |p| sink.lock().unwrap().push(p)))), seen)
+    }
+
+    #[test]
+    fn only_reports_that_move_forward_pass() {
+        let (mut reports, seen) = collecting();
+        for done in [1, 3, 3, 2, 4] {
+            reports.report(done, Some(4), None);
+        }
+        let done: Vec<u64> = seen.lock().unwrap().iter().map(|p| p.done).collect();
+        assert_eq!(done, [1, 3, 4]);
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary() {
+        let (mut reports, seen) = collecting();
+        reports.report(1, None, Some("é".repeat(1000)));
+        let message = seen.lock().unwrap()[0].message.clone().unwrap();
+        assert!(message.len() <= MAX_PROGRESS_MESSAGE && message.ends_with('…'), "{}", message.len());
+        reports.report(2, None, Some("short".into()));
+        assert_eq!(seen.lock().unwrap()[1].message.as_deref(), Some("short"));
+    }
+}

@@ -1,0 +1,164 @@
+//! Approval through the MCP client: a call that needs approval (and that no operator hook
+//! decides) asks the person behind the client, and runs only on an explicit yes.
+//!
+//! | Client | How it is asked |
+//! |---|---|
+//! | session (2025-06-18, 2025-11-25), declared `elicitation` | `elicitation/create` during the call, a form with one `approve` box |
+//! | 2026-07-28 (no server→client requests), declared `elicitation` | the call answers `input_required` with that form; the retry carries the answer |
+//! | no `elicitation` capability | denied, saying so |
+//!
+//! A decline, a cancel, an unticked box, an error or no answer within [`APPROVAL_WAIT`]
+//! is a denial with its reason.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequests, InputRequiredResult,
+};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{Value, json};
+
+use crate::policy::{Approval, ApprovalHook, ApprovalRequest};
+
+/// The key of the approval question among a 2026-07-28 call's input requests.
+pub(super) const APPROVAL_INPUT: &str = "toolhost/approval";
+/// The form's one field: ticked means run.
+const APPROVE_FIELD: &str = "approve";
+/// How long a person may take to answer.
+pub const APPROVAL_WAIT: Duration = Duration::from_secs(600);
+/// How much of a call's input the question shows.
+const INPUT_SHOWN: usize = 2000;
+
+/// The approver of one call whose client can be asked during the call.
+pub(super) fn ask_during_call(peer: Peer<RoleServer>) -> ApprovalHook {
+    Arc::new(move |request: ApprovalRequest| {
+        let peer = peer.clone();
+        async move {
+            match peer.create_elicitation_with_timeout(question(&request), Some(APPROVAL_WAIT)).await {
+                Ok(answer) => decide(&answer),
+                Err(error) => Approval::Denied { reason: format!("the client could not ask for approval: {error}") },
+            }
+        }
+        .boxed()
+    })
+}
+
+/// The approver of a 2026-07-28 retry: the answer the client sent with it.
+pub(super) fn answered(answer: &Value) -> ApprovalHook {
+    let approval = match serde_json::from_value::<ElicitResult>(answer.clone()) {
+        Ok(answer) => decide(&answer),
+        Err(e) => {
+            Approval::Denied { reason: format!("the client's approval answer is not an elicitation result: {e}") }
+        }
+    };
+    Arc::new(move |_| futures::future::ready(approval.clone()).boxed())
+}
+
+/// The approver of a call whose client cannot ask anyone: every approval is denied with
+/// `why`.
+pub(super) fn unable(why: &'static str) -> ApprovalHook {
+    Arc::new(move |_| futures::future::ready(Approval::Denied { reason: why.into() }).boxed())
+}
+
+/// Why a client without the capability is never asked.
+pub(super) const NO_ELICITATION: &str =
+    "the client cannot ask a person (it did not declare the elicitation capability)";
+
+/// The answer to a 2026-07-28 call that needs approval first: ask, then call again.
+pub(super) fn input_required(request: &ApprovalRequest) -> InputRequiredResult {
+    let mut asks = InputRequests::new();
+    asks.insert(APPROVAL_INPUT.into(), InputRequest::Elicitation(ElicitRequest::new(question(request))));
+    InputRequiredResult::new(Some(asks), None)
+}
+
+fn decide(answer: &ElicitResult) -> Approval {
+    let denied = |reason: &str| Approval::Denied { reason: reason.into() };
+    match answer.action {
+        ElicitationAction::Accept
+            if answer.content.as_ref().and_then(|c| c.get(APPROVE_FIELD)).and_then(Value::as_bool) == Some(true) =>
+        {
+            Approval::Approved
+        }
+        ElicitationAction::Accept => denied("the person asked did not tick `approve`"),
+        ElicitationAction::Decline => denied("the person asked declined"),
+        ElicitationAction::Cancel => denied("the person asked dismissed the question"),
+        _ => denied("the client answered with an unknown action"),
+    }
+}
+
+/// The form the person sees: who asks to run what, why it needs approval, the input.
+fn question(request: &ApprovalRequest) -> ElicitRequestParams {
+    let mut input = request.input.to_string();
+    if input.len() > INPUT_SHOWN {
+        let mut end = INPUT_SHOWN;
+        while !input.is_char_boundary(end) {
+            end -= 1;
+        }
+        input.truncate(end);
+        input.push_str(" …");
+    }
+    let message = format!(
+        "{} asks to run {} (risk: {}). It needs approval: {}.\nInput: {input}",
+        request.caller, request.tool, request.risk, request.reason
+    );
+    let schema = json!({
+        "type": "object",
+        "properties": { APPROVE_FIELD: {
+            "type": "boolean",
+            "title": "Approve",
+            "description": format!("Run {} with this input", request.tool),
+            "default": false,
+        }},
+        "required": [APPROVE_FIELD],
+    });
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: serde_json::from_value::<ElicitationSchema>(schema)
+            .expect("a one-boolean form is a valid elicitation schema"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Caller, Risk};
+
+    fn request() -> ApprovalRequest {
+        ApprovalRequest {
+            caller: Caller::new("planner"),
+            tool: "fs/write".into(),
+            input: json!({ "path": "a", "text": "x".repeat(5000) }),
+            risk: Risk::High,
+            reason: "the tool requires approval".into(),
+        }
+    }
+
+    #[test]
+    fn only_an_accept_with_the_box_ticked_approves() {
+        let answer = |value: Value| decide(&serde_json::from_value(value).unwrap());
+        assert_eq!(answer(json!({ "action": "accept", "content": { "approve": true } })), Approval::Approved);
+        for denied in [
+            json!({ "action": "accept", "content": { "approve": false } }),
+            json!({ "action": "accept" }),
+            json!({ "action": "decline" }),
+            json!({ "action": "cancel" }),
+        ] {
+            assert!(matches!(answer(denied.clone()), Approval::Denied { .. }), "{denied}");
+        }
+    }
+
+    #[test]
+    fn the_question_names_caller_tool_risk_and_a_bounded_input() {
+        let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = question(&request()) else {
+            panic!("a form")
+        };
+        assert!(message.starts_with("planner asks to run fs/write (risk: high)"), "{message}");
+        assert!(message.len() < INPUT_SHOWN + 200 && message.ends_with(" …"), "{}", message.len());
+        let schema = serde_json::to_value(requested_schema).unwrap();
+        assert_eq!(schema["required"], json!(["approve"]));
+    }
+}
