@@ -52,7 +52,22 @@ fn calls(c: &mut Criterion) {
     group.bench_function("input_rejected_by_schema", |b| {
         b.to_async(&rt).iter(|| async { host.call("math/add", json!({ "numbers": "x" })).await.unwrap_err() })
     });
+    // The same trivial call on a host that keeps metrics (as `serve` does): the cost of
+    // counting is the difference from `math_add_trivial`.
+    let counted = rt.block_on(ToolHost::builder().root(tools.path()).metrics(true).build()).expect("host");
+    group.bench_function("math_add_trivial_with_metrics", |b| {
+        b.to_async(&rt).iter(|| async { counted.call("math/add", json!({ "numbers": [1, 2] })).await.unwrap() })
+    });
     group.finish();
+
+    // What authenticating one HTTP request costs: the presented token's digest, then a
+    // constant-time comparison with each configured one (here 16 agents).
+    let tokens = (0..16).fold(toolhost::serve::Tokens::none(), |tokens, i| {
+        tokens.with_token(format!("agent-{i}"), &format!("th_token_of_agent_{i:02}_padding_to_43_chars_"))
+    });
+    c.bench_function("auth/bearer_token_of_16", |b| {
+        b.iter(|| tokens.agent_for("th_token_of_agent_15_padding_to_43_chars_").unwrap().len())
+    });
 }
 
 fn loads(c: &mut Criterion) {

@@ -57,7 +57,7 @@ async fn the_policy_refuses_before_any_validation_or_execution() {
 
     // The policy also filters what a caller sees.
     let visible: Vec<String> = host.list(&planner).into_iter().map(|t| t.name).collect();
-    assert_eq!(visible, ["math/add", "math/evaluate", "text/slugify"]);
+    assert_eq!(visible, ["math/add", "math/count_primes", "math/evaluate", "text/slugify"]);
     assert!(matches!(host.describe(&planner, "json/get"), Err(CallError::NotFound { .. })));
     assert_eq!(host.describe(&planner, "math.add").unwrap().name, "math/add");
 

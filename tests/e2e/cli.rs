@@ -244,7 +244,7 @@ fn the_agent_loop_example_runs_against_the_example_tools() {
     let output = Command::new(profile_dir.join("examples/agent_loop")).arg(tools.path()).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("exported 10 tools"), "the examples and the native tool: {stdout}");
+    assert!(stdout.contains("exported 11 tools"), "the examples and the native tool: {stdout}");
     assert!(stdout.contains(r#"tool call_1 (math__evaluate): {"value":1200.0}"#), "{stdout}");
     assert!(stdout.contains(r#"tool call_5 (agent__remember): {"notes":1}"#), "{stdout}");
     assert!(stdout.contains(r#"notes kept by the native tool: ["the report slug is for Q3"]"#), "{stdout}");

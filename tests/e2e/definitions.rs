@@ -262,5 +262,5 @@ async fn exported_names_map_back_and_a_policy_narrows_exports() {
     ]));
     let narrowed = host.export(ExportFormat::Anthropic, &Caller::new("planner"));
     let names: Vec<&str> = narrowed.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["math__add", "math__evaluate", "text__slugify"]);
+    assert_eq!(names, ["math__add", "math__count_primes", "math__evaluate", "text__slugify"]);
 }
