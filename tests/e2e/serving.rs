@@ -242,6 +242,7 @@ fn a_call_the_client_cancels_stops_frees_its_slot_and_is_recorded() {
     std::thread::sleep(Duration::from_millis(300));
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 41 } }));
     let stopped_after = wait_for_cancelled(dir.path(), "hostile.busy");
+    eprintln!("notifications/cancelled → slot free and recorded: {stopped_after:?}");
     assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after the cancellation");
     // The cancelled request gets no answer; the next call is served.
     let answer = server.call("math.add", &json!({ "numbers": [1, 1] }));
@@ -262,6 +263,7 @@ fn a_call_whose_http_client_goes_away_stops_and_is_recorded() {
     std::thread::sleep(Duration::from_millis(300));
     drop(doomed);
     let stopped_after = wait_for_cancelled(dir.path(), "hostile.busy");
+    eprintln!("client gone → slot free and recorded: {stopped_after:?}");
     assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after the client went away");
     let answer = planner.call("math.add", &json!({ "numbers": [3] }));
     assert_eq!(answer["result"]["structuredContent"]["value"], 3.0, "{answer}");
