@@ -320,7 +320,9 @@ impl ToolHost {
             }
         };
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
-        let run = sandbox::run(&code.engine, label, &entry.def().limits, component.grants.clone(), operation).await;
+        let grants = component.grants.clone();
+        let resolver = self.core.resolver.clone();
+        let run = sandbox::run(&code.engine, label, &entry.def().limits, grants, resolver, operation).await;
         report.fuel_consumed = run.fuel_consumed;
         log_captured(&entry.full_name, &run.output);
         report.captured = run.output;

@@ -25,6 +25,7 @@ use crate::registry::{Layer, Listing, NativeSlot, RegistryChange, Snapshot};
 use crate::sandbox::TierEngine;
 use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
+use crate::sandbox::outbound::{Resolve, SystemResolver};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
@@ -42,6 +43,8 @@ pub(crate) struct Core {
     /// Replaces baseline code in the background (tiered hosts only).
     pub optimizer: Option<Optimizer>,
     epoch: EpochTicker,
+    /// Resolves the names guests send HTTP requests to.
+    pub resolver: Arc<dyn Resolve>,
 }
 
 impl Core {
@@ -79,7 +82,12 @@ impl Core {
 
     /// The optimizing engine, the clock that interrupts guests, and the background
     /// compiler of a tiered host.
-    fn start(settings: &EngineSettings, cache: CacheSetting, defaults: Limits) -> Result<Arc<Core>, BuildError> {
+    fn start(
+        settings: &EngineSettings,
+        cache: CacheSetting,
+        defaults: Limits,
+        resolver: Arc<dyn Resolve>,
+    ) -> Result<Arc<Core>, BuildError> {
         let optimized = TierEngine::new(settings, Tier::Optimized)?;
         let epoch = EpochTicker::start(&optimized.engine).map_err(BuildError::EpochThread)?;
         let cache = open_cache(cache, &optimized.engine);
@@ -96,6 +104,7 @@ impl Core {
             ceilings: Ceilings::of(settings),
             cache,
             epoch,
+            resolver,
         }))
     }
 }
@@ -123,6 +132,7 @@ pub struct ToolHostBuilder {
     policy: Policy,
     approval: Option<ApprovalHook>,
     metrics: bool,
+    resolver: Arc<dyn Resolve>,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
     /// Native tools by the name of their layer.
@@ -140,6 +150,7 @@ impl Default for ToolHostBuilder {
             policy: Policy::allow_all(),
             approval: None,
             metrics: false,
+            resolver: Arc::new(SystemResolver),
             audit_jsonl: None,
             max_concurrent_calls: 64,
             natives: Vec::new(),
@@ -183,6 +194,13 @@ impl ToolHostBuilder {
     /// Which callers may call which tools (default: everyone, everything).
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Resolves the host names guests send HTTP requests to (default: the system's
+    /// resolver). Every address it answers is still checked before any connection.
+    pub fn resolver(mut self, resolver: Arc<dyn Resolve>) -> Self {
+        self.resolver = resolver;
         self
     }
 
@@ -232,7 +250,7 @@ impl ToolHostBuilder {
     /// host itself cannot run: settings out of range, no epoch thread, an audit log that
     /// cannot be opened.
     pub async fn build(self) -> Result<ToolHost, BuildError> {
-        let core = Core::start(&self.engine, self.cache, self.defaults)?;
+        let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver)?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
         let mut natives = Vec::with_capacity(self.natives.len());

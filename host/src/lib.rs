@@ -77,6 +77,7 @@ pub use crate::sandbox::engine::{EngineSettings, Tier, Tiering};
 pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};
 pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, TABLE_ELEMENTS_LIMIT};
 pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};
+pub use crate::sandbox::outbound::{Resolve, SystemResolver};
 pub use crate::sandbox::output::{CapturedOutput, LogLine};
 pub use crate::schema::{ArgumentShape, Schema, WRAPPED_INPUT};
 pub use crate::serve::definitions::ExportFormat;

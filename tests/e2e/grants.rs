@@ -256,6 +256,76 @@ async fn granting_a_name_does_not_grant_the_private_address_it_resolves_to() {
     }
 }
 
+/// A resolver with one fixed answer for every name, as a split-horizon or poisoned DNS
+/// would give.
+struct FixedAnswer(Vec<std::net::IpAddr>);
+
+impl toolhost::Resolve for FixedAnswer {
+    fn resolve(
+        &self,
+        _host: &str,
+        port: u16,
+    ) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::SocketAddr>>> {
+        let answer = self.0.iter().map(|ip| std::net::SocketAddr::new(*ip, port)).collect();
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+/// A granted name that resolves to a special-purpose address, in any of its IPv4 or
+/// IPv6 forms, is refused before any connection, naming the range; the loopback canary
+/// behind those that would reach it sees nothing. Granting the address itself lets the
+/// same answer through, and the canary sees that one request.
+#[tokio::test]
+async fn a_granted_name_never_leads_to_a_special_purpose_address_in_any_form() {
+    let canary = HttpServer::start().await;
+    let port = canary.addr.port();
+    let tools = ToolsDir::new();
+    tools.install("http", "http", "http");
+    let url = format!("http://inside.test:{port}/");
+    let refused = [
+        ("::ffff:127.0.0.1", "IPv4-mapped 127.0.0.1, loopback"),
+        ("::127.0.0.1", "IPv4-compatible ::/96"),
+        ("64:ff9b::7f00:1", "NAT64 of 127.0.0.1, loopback"),
+        ("64:ff9b::a9fe:a9fe", "NAT64 of 169.254.169.254, link-local"),
+        ("64:ff9b:1::7f00:1", "local-use IPv4/IPv6 translation"),
+        ("2002:7f00:1::1", "6to4 2002::/16"),
+        ("2001:0:7f00:1::1", "Teredo 2001::/32"),
+        ("fec0::1", "site-local fec0::/10"),
+        ("100::1", "discard-only 100::/64"),
+        ("2001:db8::1", "documentation 2001:db8::/32"),
+        ("0.0.0.0", "\"this network\" 0.0.0.0/8"),
+        ("100.64.0.1", "shared address space"),
+        ("192.0.0.8", "IETF protocol assignments"),
+        ("192.0.2.1", "documentation 192.0.2.0/24"),
+        ("198.18.0.1", "benchmarking"),
+        ("224.0.0.1", "multicast"),
+        ("255.255.255.255", "limited broadcast"),
+    ];
+    for (address, range) in refused {
+        let ip: std::net::IpAddr = address.parse().unwrap();
+        let answer = FixedAnswer(vec![ip]);
+        tools.manifest("http", "http", &format!("[grants]\nnetwork = [\"inside.test:{port}\"]\n"));
+        let host = ToolHost::builder().root(tools.path()).resolver(std::sync::Arc::new(answer)).build().await.unwrap();
+        let report = host.call_detailed("http/fetch", json!({ "url": url })).await;
+        assert!(failed_message(report.outcome.clone()).contains("refused"), "{address}: {:?}", report.outcome);
+        let reason = &report.denied_requests[0].reason;
+        assert!(reason.contains(&format!("{ip} ({range}")), "{address}: {reason}");
+    }
+    assert_eq!(canary.request_count(), 0, "nothing arrived at the loopback canary");
+
+    // The permission: the operator names the address, and the same answer goes through.
+    let answer = FixedAnswer(vec!["::ffff:127.0.0.1".parse().unwrap()]);
+    tools.manifest(
+        "http",
+        "http",
+        &format!("[grants]\nnetwork = [\"inside.test:{port}\", \"[::ffff:127.0.0.1]:{port}\"]\n"),
+    );
+    let host = ToolHost::builder().root(tools.path()).resolver(std::sync::Arc::new(answer)).build().await.unwrap();
+    let report = host.call_detailed("http/fetch", json!({ "url": url })).await;
+    assert_eq!(report.outcome.as_ref().map(|r| r["status"].clone()), Ok(json!(200)), "{:?}", report.denied_requests);
+    assert_eq!(canary.request_count(), 1, "the named address was reached");
+}
+
 #[tokio::test]
 async fn without_a_network_grant_nothing_goes_out() {
     for tiering in TIERS {

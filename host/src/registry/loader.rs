@@ -193,7 +193,9 @@ impl Loader<'_> {
     ) -> Result<Vec<ToolDef>, LoadErrorKind> {
         let label: Arc<str> = Arc::from(path.display().to_string());
         let no_grants = Arc::new(Grants::default());
-        let run = sandbox::run(&engine.engine, label, &manifest.limits, no_grants, Operation::ListTools(pre)).await;
+        let resolver = self.core.resolver.clone();
+        let run =
+            sandbox::run(&engine.engine, label, &manifest.limits, no_grants, resolver, Operation::ListTools(pre)).await;
         match run.result {
             Ok(Returned::Tools(infos)) => describe_tools(infos),
             Ok(_) => Err(LoadErrorKind::ListTools("answered like a call".into())),

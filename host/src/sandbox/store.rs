@@ -13,7 +13,7 @@ use crate::error::CallError;
 use crate::progress::{ProgressHook, ProgressReports};
 use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::{CallLimiter, Limits};
-use crate::sandbox::outbound::{DeniedRequest, OutboundHttp};
+use crate::sandbox::outbound::{DeniedRequest, OutboundHttp, Resolve};
 use crate::sandbox::output::{CapturedOutput, OutputSink};
 use crate::sandbox::state::SandboxState;
 
@@ -54,6 +54,7 @@ pub(crate) async fn run(
     label: Arc<str>,
     limits: &Limits,
     grants: Arc<Grants>,
+    resolver: Arc<dyn Resolve>,
     operation: Operation<'_>,
 ) -> Run {
     let output = OutputSink::new(limits.max_log);
@@ -61,7 +62,7 @@ pub(crate) async fn run(
         Operation::Call { progress, .. } => ProgressReports::new(progress.clone()),
         Operation::ListTools(_) | Operation::Invoke { .. } => ProgressReports::default(),
     };
-    let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress) {
+    let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress, resolver) {
         Ok(store) => store,
         Err(message) => {
             return Run {
@@ -114,11 +115,12 @@ fn new_store(
     grants: Arc<Grants>,
     output: &OutputSink,
     progress: ProgressReports,
+    resolver: Arc<dyn Resolve>,
 ) -> Result<Store<SandboxState>, String> {
     let state = SandboxState {
         wasi: grants.wasi_context(output)?,
         http: WasiHttpCtx::new(),
-        outbound: OutboundHttp::new(grants.network.clone()),
+        outbound: OutboundHttp::new(grants.network.clone(), resolver),
         table: ResourceTable::new(),
         limiter: CallLimiter::new(limits.memory),
         output: output.clone(),

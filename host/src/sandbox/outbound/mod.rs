@@ -2,8 +2,9 @@
 //!
 //! Every request passes one hook, [`OutboundHttp::send_request`]:
 //! 1. the destination `host[:port]` must match a granted [`HostPattern`];
-//! 2. the host is resolved once, and any address in a loopback, private, link-local,
-//!    unique-local, unspecified or otherwise non-public range is refused unless a grant
+//! 2. the host is resolved once (by the host's [`Resolve`]r), and any address in a
+//!    special-purpose range ([`addresses`]: loopback, private, link-local, shared,
+//!    documentation, IPv6 forms of such IPv4 addresses, …) is refused unless a grant
 //!    names that address literally (`127.0.0.1:8080`): granting a *name* never grants
 //!    what it may resolve to inside the host's network (not even `localhost`);
 //! 3. the request is sent over a connection to exactly the address that was checked,
@@ -13,18 +14,41 @@
 //! Every refusal is recorded with the call (which host, why). Raw sockets
 //! (`wasi:sockets`) stay denied: the WASI context never enables TCP, UDP or name lookup.
 
+mod addresses;
 mod rules;
 mod sender;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use http::uri::Scheme;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
+use addresses::special_purpose;
 pub use rules::HostPattern;
-use rules::is_restricted;
 use sender::send_pinned;
+
+/// Resolves the host names guests send requests to (once the allow-list let a name
+/// through). The host's default is the system resolver; another one (split-horizon
+/// DNS, a test's fixed answers) goes to
+/// [`ToolHostBuilder::resolver`](crate::ToolHostBuilder::resolver). Whatever it answers
+/// is checked address by address before any connection.
+pub trait Resolve: Send + Sync {
+    /// The addresses of `host` (a DNS name, never an address literal) at `port`.
+    fn resolve(&self, host: &str, port: u16) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>>;
+}
+
+/// The system's resolver (`getaddrinfo`: `/etc/hosts`, then DNS).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemResolver;
+
+impl Resolve for SystemResolver {
+    fn resolve(&self, host: &str, port: u16) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
+        let host = host.to_owned();
+        Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), port)).await?.collect()) })
+    }
+}
 
 /// A refused outgoing request, recorded with the call.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -39,12 +63,13 @@ pub struct DeniedRequest {
 /// refusals.
 pub(crate) struct OutboundHttp {
     patterns: Arc<[HostPattern]>,
+    resolver: Arc<dyn Resolve>,
     denied: Arc<Mutex<Vec<DeniedRequest>>>,
 }
 
 impl OutboundHttp {
-    pub fn new(patterns: Arc<[HostPattern]>) -> Self {
-        OutboundHttp { patterns, denied: Arc::default() }
+    pub fn new(patterns: Arc<[HostPattern]>, resolver: Arc<dyn Resolve>) -> Self {
+        OutboundHttp { patterns, resolver, denied: Arc::default() }
     }
 
     pub fn denied(&self) -> Vec<DeniedRequest> {
@@ -77,6 +102,7 @@ impl WasiHttpHooks for OutboundHttp {
         _response_errors: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         let patterns = self.patterns.clone();
+        let resolver = self.resolver.clone();
         let denied = self.denied.clone();
         Box::new(async move {
             let uri = request.uri().clone();
@@ -100,20 +126,25 @@ impl WasiHttpHooks for OutboundHttp {
             let bare_host = host.trim_start_matches('[').trim_end_matches(']');
             let addresses: Vec<SocketAddr> = match bare_host.parse::<IpAddr>() {
                 Ok(address) => vec![SocketAddr::new(address, port)],
-                Err(_) => match tokio::net::lookup_host((bare_host, port)).await {
-                    Ok(addresses) => addresses.collect(),
+                Err(_) => match resolver.resolve(bare_host, port).await {
+                    Ok(addresses) => addresses,
                     Err(e) => {
                         let reason = format!("name resolution failed: {e}");
                         return Err(deny(&denied, destination, reason, HttpError::DestinationNotFound));
                     }
                 },
             };
-            let Some(checked) = addresses.iter().copied().find(|address| {
-                !is_restricted(address.ip()) || granted.iter().any(|p| p.names_restricted(address.ip()))
-            }) else {
-                let listed = addresses.iter().map(|a| a.ip().to_string()).collect::<Vec<_>>().join(", ");
+            // Any of the component's grants may name the address the name led to.
+            let refusal = |address: &SocketAddr| {
+                let named = patterns.iter().any(|p| p.names_address(*address));
+                special_purpose(address.ip()).filter(|_| !named)
+            };
+            let Some(checked) = addresses.iter().copied().find(|address| refusal(address).is_none()) else {
+                let listed: Vec<String> =
+                    addresses.iter().map(|a| format!("{} ({})", a.ip(), refusal(a).unwrap_or_default())).collect();
+                let listed = if listed.is_empty() { "no address".to_owned() } else { listed.join(", ") };
                 let reason =
-                    format!("resolves only to non-public addresses ({listed}); grant the address itself to allow it");
+                    format!("resolves only to non-public addresses: {listed}; grant the address itself to allow it");
                 return Err(deny(&denied, destination, reason, HttpError::DestinationIpProhibited));
             };
 

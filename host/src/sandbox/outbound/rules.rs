@@ -1,7 +1,7 @@
 //! The allow-list rules: which destinations a grant names, and which addresses no grant
 //! of a *name* may reach.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, SocketAddr};
 
 /// One granted destination: `api.example.com`, `*.example.org:8443`, `127.0.0.1:8080`,
 /// `[::1]:3000`. Without a port, the default ports 80 and 443 are allowed.
@@ -78,10 +78,11 @@ impl HostPattern {
         port_ok && host_ok
     }
 
-    /// Whether this grant names a non-public address on purpose: only an address
-    /// literal does.
-    pub(super) fn names_restricted(&self, address: IpAddr) -> bool {
-        matches!(&self.host, HostMatch::Address(granted) if *granted == address)
+    /// Whether this grant names `address` (at `port`) on purpose: only an address
+    /// literal does, so it may be reached even when it is not public.
+    pub(super) fn names_address(&self, address: SocketAddr) -> bool {
+        matches!(&self.host, HostMatch::Address(granted) if *granted == address.ip())
+            && self.matches(&address.ip().to_string(), address.port())
     }
 }
 
@@ -114,41 +115,6 @@ fn check_dns_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Addresses a guest may reach only when a grant names them.
-pub(super) fn is_restricted(address: IpAddr) -> bool {
-    match address {
-        IpAddr::V4(v4) => is_restricted_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_restricted_v4(v4);
-            }
-            let segments = v6.segments();
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (segments[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
-                || (segments[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
-                || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
-                || v6 == Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0, 0)
-        }
-    }
-}
-
-fn is_restricted_v4(v4: Ipv4Addr) -> bool {
-    let [a, b, ..] = v4.octets();
-    v4.is_loopback()
-        || v4.is_private()
-        || v4.is_link_local()
-        || v4.is_unspecified()
-        || v4.is_broadcast()
-        || v4.is_multicast()
-        || v4.is_documentation()
-        || a == 0
-        || (a == 100 && (64..128).contains(&b)) // carrier-grade NAT 100.64.0.0/10
-        || (a == 198 && (b == 18 || b == 19)) // benchmarking 198.18.0.0/15
-        || a >= 240 // reserved
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,7 +138,9 @@ mod tests {
 
         let loopback = HostPattern::parse("127.0.0.1:8080").unwrap();
         assert!(loopback.matches("127.0.0.1", 8080));
-        assert!(loopback.names_restricted("127.0.0.1".parse().unwrap()));
+        assert!(loopback.names_address("127.0.0.1:8080".parse().unwrap()));
+        assert!(!loopback.names_address("127.0.0.1:8081".parse().unwrap()), "another port is not named");
+        assert!(!HostPattern::parse("localhost:8080").unwrap().names_address("127.0.0.1:8080".parse().unwrap()));
         let v6 = HostPattern::parse("[::1]:3000").unwrap();
         assert!(v6.matches("[::1]", 3000));
         assert_eq!(v6.to_string(), "[::1]:3000");
@@ -193,29 +161,6 @@ mod tests {
         ] {
             let error = HostPattern::parse(text).unwrap_err();
             assert!(error.contains(why), "{text}: {error}");
-        }
-    }
-
-    #[test]
-    fn private_and_special_ranges_are_restricted() {
-        for address in [
-            "127.0.0.1",
-            "10.0.0.1",
-            "172.16.5.4",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:10.0.0.1",
-            "::",
-        ] {
-            assert!(is_restricted(address.parse().unwrap()), "{address}");
-        }
-        for address in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
-            assert!(!is_restricted(address.parse().unwrap()), "{address}");
         }
     }
 }
