@@ -33,6 +33,7 @@ use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{self, Operation, Returned};
 use crate::schema::{ArgumentShape, WRAPPED_INPUT};
+use crate::text::Escaped;
 
 /// One call of a batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -496,7 +497,7 @@ fn check_output(entry: &ToolEntry, produced: Produced, report: &mut CallReport) 
 fn log_captured(tool: &str, captured: &CapturedOutput) {
     for (stream, text) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
         if !text.is_empty() {
-            tracing::debug!(target: "toolhost::guest", tool, stream, "{}", text.trim_end());
+            tracing::debug!(target: "toolhost::guest", tool, stream, "{}", Escaped(text.trim_end()));
         }
     }
     if captured.dropped_bytes > 0 {

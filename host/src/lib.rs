@@ -52,6 +52,7 @@ mod sandbox;
 pub mod scaffold;
 mod schema;
 pub mod serve;
+pub mod text;
 
 pub use crate::access::ListingVersion;
 pub use crate::audit::CallRecord;

@@ -7,9 +7,11 @@
 //! this file only reads arguments and prints.
 
 use std::io::{IsTerminal, Read};
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use toolhost::text::Escaped;
 
 use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -216,7 +218,7 @@ fn main() -> ExitCode {
         }
     });
     outcome.unwrap_or_else(|e| {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", Escaped(&format!("{e:#}")));
         ExitCode::from(exit::HOST)
     })
 }
@@ -318,7 +320,7 @@ impl HostOptions {
 /// Shows compilation progress on a terminal; cached loads are too quick to mention.
 fn print_progress(progress: LoadProgress) {
     if let LoadProgress::Loaded { done, total, path, from_cache: false } = progress {
-        eprintln!("compiled {done}/{total}: {}", path.display());
+        eprintln!("compiled {done}/{total}: {}", Escaped(&path.display().to_string()));
     }
 }
 
@@ -362,7 +364,7 @@ async fn inspect(options: &HostOptions, file: PathBuf) -> anyhow::Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("error[load]: {e}");
+            eprintln!("error[load]: {}", Escaped(&e.to_string()));
             Ok(ExitCode::from(exit::LOAD))
         }
     }
@@ -403,7 +405,7 @@ async fn call(
     };
     let host = options.build(dir, Lifetime::OneShot).await?;
     for error in host.load_errors() {
-        eprintln!("warning: {error}");
+        eprintln!("warning: {}", Escaped(&error.to_string()));
     }
     let approver = terminal_approver(stdin_is_input);
     let call_options = toolhost::CallOptions { approver: Some(approver), ..Default::default() };
@@ -412,7 +414,7 @@ async fn call(
         print_json(&serde_json::to_value(&call)?);
     }
     if let Some(reason) = &call.hidden_because {
-        eprintln!("note: the tool is hidden from {}: {reason}", options.caller);
+        eprintln!("note: the tool is hidden from {}: {}", Escaped(&options.caller.to_string()), Escaped(reason));
     }
     Ok(match call.outcome {
         Ok(output) => {
@@ -425,7 +427,8 @@ async fn call(
         // such tool".
         Err(error @ CallError::NotFound { .. }) => match host.snapshot().load_error_in_namespace_of(&name) {
             Some(load_error) => {
-                eprintln!("error[load]: no tool named `{name}` is served; {load_error}");
+                let line = format!("no tool named `{name}` is served; {load_error}");
+                eprintln!("error[load]: {}", Escaped(&line));
                 ExitCode::from(exit::LOAD)
             }
             None => report_error(&error),
@@ -450,11 +453,11 @@ fn terminal_approver(stdin_is_input: bool) -> toolhost::ApprovalHook {
             let asked = tokio::task::spawn_blocking(move || {
                 eprint!(
                     "{} asks to run {} (risk: {}): {}.\ninput: {}\nRun it? [y/N] ",
-                    request.caller.to_string().escape_debug(),
+                    Escaped(&request.caller.to_string()),
                     request.tool,
                     request.risk,
-                    request.reason,
-                    request.input,
+                    Escaped(&request.reason),
+                    Escaped(&request.input.to_string()),
                 );
                 let mut answer = String::new();
                 std::io::stdin().read_line(&mut answer).map(|_| answer)
@@ -483,7 +486,7 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
     let tokens = config.tokens.clone();
     let host = options.build_from(config, dir, Lifetime::Serving).await?;
     for error in host.load_errors() {
-        eprintln!("warning: {error}");
+        eprintln!("warning: {}", Escaped(&error.to_string()));
     }
     let _watch = host.watch(Duration::from_millis(100))?;
     match http {
@@ -505,7 +508,7 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
 }
 
 fn report_error(error: &CallError) -> ExitCode {
-    eprintln!("error[{}]: {error}", error.kind());
+    eprintln!("error[{}]: {}", error.kind(), Escaped(&error.to_string()));
     ExitCode::from(error.kind().exit_code())
 }
 

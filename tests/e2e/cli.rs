@@ -303,3 +303,26 @@ fn a_call_that_needs_approval_asks_at_the_terminal_and_only_there() {
     assert_eq!(code, Some(i32::from(denied_kind)), "{screen}");
     assert!(screen.contains("not approved at the terminal"), "{screen}");
 }
+
+/// What a guest chooses (its failure message, log line, stderr) reaches the operator's
+/// terminal escaped: no ESC, CR, NUL or other control character, no forged line.
+#[test]
+fn guest_text_reaches_the_terminal_escaped() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    let dir = tools.path().to_str().unwrap();
+    let hostile = "\u{1b}[2J\u{1b}[31mowned\r\nerror[forged]: trust me\u{0}\u{7}\u{202e}";
+    let input = json!({ "message": hostile }).to_string();
+    let output = toolhost(&["--log", "toolhost=debug", "call", dir, "hostile/fail", "--input", &input], None);
+    assert_eq!(output.status.code(), Some(i32::from(toolhost::ErrorKind::Failed.exit_code())));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for raw in ['\u{1b}', '\r', '\0', '\u{7}', '\u{202e}'] {
+        assert!(!stderr.contains(raw), "raw {raw:?} on stderr: {stderr:?}");
+    }
+    assert!(!stderr.lines().any(|line| line.starts_with("error[forged]")), "a forged line: {stderr}");
+    let error_line = stderr.lines().find(|line| line.starts_with("error[failed]")).expect("the error line");
+    assert!(error_line.contains(r"\u{1b}[31mowned\r\nerror[forged]: trust me\0\u{7}\u{202e}"), "{error_line}");
+    // The guest's log line and its stderr went to the debug log, escaped too.
+    let escaped_lines = stderr.lines().filter(|line| line.contains(r"owned\r\nerror[forged]")).count();
+    assert!(escaped_lines >= 3, "error, log and stderr lines: {stderr}");
+}

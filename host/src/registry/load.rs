@@ -16,6 +16,7 @@ use crate::registry::component::LoadedComponent;
 use crate::registry::loader::Upgrade;
 use crate::registry::resident;
 use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, NativeSlot, Parts, Snapshot};
+use crate::text::Escaped;
 
 /// Progress of a (re)load, for operators watching a slow start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,8 +169,8 @@ fn slot_from(
         Ok(component) => (Some(component), None),
         Err(error) => {
             match &last_good {
-                Some(_) => tracing::warn!("{error} (the last good version keeps serving)"),
-                None => tracing::warn!("{error}"),
+                Some(_) => tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string())),
+                None => tracing::warn!("{}", Escaped(&error.to_string())),
             }
             (last_good, Some(error))
         }

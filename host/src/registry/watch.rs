@@ -133,7 +133,7 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
         Ok(_) => {}
         // A watcher error (e.g. an event queue overflow) may hide changes: rescan.
         Err(error) => {
-            tracing::warn!("file watcher: {error}; rescanning");
+            tracing::warn!("file watcher: {}; rescanning", crate::text::Escaped(&error.to_string()));
             let _ = sender.send(());
         }
     })
@@ -162,7 +162,7 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
             // A root may have appeared or vanished: watch what exists before rescanning,
             // so that files written into a new root from now on are seen.
             if let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched) {
-                tracing::warn!("{error}");
+                tracing::warn!("{}", crate::text::Escaped(&error.to_string()));
             }
             let change = host.reload().await;
             if !change.is_empty() {

@@ -15,6 +15,7 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::CallLimiter;
 use crate::sandbox::outbound::OutboundHttp;
 use crate::sandbox::output::{OutputSink, level_name};
+use crate::text::Escaped;
 
 /// The data of one call's `Store`.
 pub(crate) struct SandboxState {
@@ -47,7 +48,7 @@ impl contract::toolhost::tool::types::Host for SandboxState {}
 impl contract::toolhost::tool::host::Host for SandboxState {
     fn log(&mut self, level: LogLevel, message: String) {
         if self.output.log(level, &message) {
-            tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{message}");
+            tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{}", Escaped(&message));
         }
     }
 

@@ -142,7 +142,7 @@ impl Shared {
             Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
             Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
             Err(CallError::NotFound { name, suggestions }) => {
-                tracing::debug!(caller = %caller, tool = %name.escape_debug(), "call of an unknown tool");
+                tracing::debug!(caller = %caller, tool = %crate::text::Escaped(&name), "call of an unknown tool");
                 Err(unknown_tool(&name, &suggestions))
             }
             Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("{}: {error}", error.kind()))])),

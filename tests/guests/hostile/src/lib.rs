@@ -130,8 +130,11 @@ toolbox! {
         panic!("{}", input.message)
     }
 
-    /// Fails with the given message, the polite way.
+    /// Fails with the given message, the polite way, after logging it and writing it to
+    /// stderr (so that one call puts it everywhere guest text goes).
     fn fail(input: Message) -> Result<Done, ToolError> {
+        toolhost_guest::log::warn(&input.message);
+        eprintln!("{}", input.message);
         Err(ToolError::Failed(input.message))
     }
 

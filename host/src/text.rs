@@ -1,0 +1,53 @@
+//! Text that comes from a guest, a client or the disk is data: before it reaches a
+//! terminal or a text log line it is escaped, so that it can neither drive the terminal
+//! (ESC sequences, NUL, bell) nor forge lines (CR, LF) nor reorder what is shown (bidi
+//! overrides). JSON output needs none of this: serde escapes control characters there.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// `text` with every control character (C0, DEL, C1) and bidirectional override escaped
+/// the way Rust writes them (`\n`, `\r`, `\t`, `\u{1b}`); printable text, including
+/// non-ASCII, unchanged.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if needs_escape(c) {
+            escaped.extend(c.escape_debug());
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// Displays its text through [`for_terminal`]: `%Escaped(&message)` in a log field,
+/// `{}` in a line for stderr.
+pub struct Escaped<'a>(pub &'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&for_terminal(self.0))
+    }
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_and_bidi_overrides_are_escaped_and_the_rest_kept() {
+        assert_eq!(for_terminal("plain café ✓"), "plain café ✓");
+        assert!(matches!(for_terminal("plain"), Cow::Borrowed(_)));
+        assert_eq!(for_terminal("\u{1b}[31mred\r\nerror[forged]\0"), "\\u{1b}[31mred\\r\\nerror[forged]\\0");
+        assert_eq!(for_terminal("a\u{202e}b\u{7f}c\u{9b}"), "a\\u{202e}b\\u{7f}c\\u{9b}");
+        assert_eq!(Escaped("tab\there").to_string(), "tab\\there");
+    }
+}
