@@ -33,7 +33,7 @@ use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{self, Operation, Returned};
 use crate::schema::{ArgumentShape, WRAPPED_INPUT};
-use crate::text::Escaped;
+use crate::text::{Escaped, MAX_MESSAGE, bounded};
 
 /// One call of a batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -332,9 +332,11 @@ impl ToolHost {
             Returned::Call(Ok(text)) => Ok(Produced::Text(text)),
             Returned::Call(Err(GuestToolError::InvalidInput(reason))) => Err(CallError::InputInvalid {
                 tool: tool(),
-                violations: vec![Violation { pointer: String::new(), reason }],
+                violations: vec![Violation { pointer: String::new(), reason: bounded(reason, MAX_MESSAGE) }],
             }),
-            Returned::Call(Err(GuestToolError::Failed(message))) => Err(CallError::Failed { tool: tool(), message }),
+            Returned::Call(Err(GuestToolError::Failed(message))) => {
+                Err(CallError::Failed { tool: tool(), message: bounded(message, MAX_MESSAGE) })
+            }
             Returned::Values(values) => match &code.kind {
                 CodeKind::Plain { calls, .. } => calls[index].output(&entry.full_name, &values).map(Produced::Value),
                 CodeKind::Toolbox(_) => {

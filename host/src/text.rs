@@ -34,6 +34,26 @@ impl fmt::Display for Escaped<'_> {
     }
 }
 
+/// Longest message a guest can put in an error (a tool's failure, invalid input, a
+/// trap, a load error), in bytes; the rest is counted and marked.
+pub const MAX_MESSAGE: usize = 4096;
+
+/// `text` cut to at most `max` bytes (at a character boundary) plus a marker saying how
+/// many bytes were dropped; unchanged when it fits.
+pub fn bounded(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let dropped = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!(" … ({dropped} more bytes)"));
+    text
+}
+
 fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
@@ -49,5 +69,12 @@ mod tests {
         assert_eq!(for_terminal("\u{1b}[31mred\r\nerror[forged]\0"), "\\u{1b}[31mred\\r\\nerror[forged]\\0");
         assert_eq!(for_terminal("a\u{202e}b\u{7f}c\u{9b}"), "a\\u{202e}b\\u{7f}c\\u{9b}");
         assert_eq!(Escaped("tab\there").to_string(), "tab\\there");
+    }
+
+    #[test]
+    fn bounded_text_says_how_much_was_dropped() {
+        assert_eq!(bounded("short".into(), 10), "short");
+        assert_eq!(bounded("abcdefghij".into(), 4), "abcd … (6 more bytes)");
+        assert_eq!(bounded("ééé".into(), 3), "é … (4 more bytes)", "cut at a character boundary");
     }
 }

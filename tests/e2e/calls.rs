@@ -198,3 +198,17 @@ async fn concurrent_calls_each_get_their_own_answer() {
         assert_eq!(result.unwrap(), json!({ "n": n }));
     }
 }
+
+/// A guest's failure message is bounded like its output: the first 4 KiB, and how much
+/// more there was.
+#[tokio::test]
+async fn a_huge_failure_message_is_cut_and_the_rest_counted() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let message = "é".repeat(50_000);
+    let error = host.call("hostile/fail", json!({ "message": message })).await.unwrap_err();
+    let CallError::Failed { message: kept, .. } = &error else { panic!("{error:?}") };
+    assert!(kept.len() <= toolhost::text::MAX_MESSAGE + 40, "{}", kept.len());
+    assert!(kept.ends_with(&format!(" … ({} more bytes)", 100_000 - 4096)), "{}", &kept[kept.len() - 40..]);
+}

@@ -30,6 +30,7 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::Limits;
 use crate::sandbox::{self, Operation, Returned, SandboxState, TierEngine};
 use crate::schema::Schema;
+use crate::text::{MAX_MESSAGE, bounded};
 
 /// The shared machinery a load needs.
 pub(crate) struct Loader<'a> {
@@ -321,16 +322,40 @@ impl Loader<'_> {
     }
 }
 
+/// Most tools one component may offer.
+pub const MAX_TOOLS: usize = 256;
+/// Longest JSON Schema text a tool may declare (each of input and output), in bytes.
+pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+/// Longest tool description, in bytes: it goes to every model that lists the tool.
+pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
+
 fn describe_tools(infos: Vec<contract::GuestToolInfo>) -> Result<Vec<ToolDef>, LoadErrorKind> {
     if infos.is_empty() {
         return Err(LoadErrorKind::ListTools("the component lists no tools".into()));
     }
+    if infos.len() > MAX_TOOLS {
+        return Err(LoadErrorKind::ListTools(format!(
+            "it lists {} tools; at most {MAX_TOOLS} are served",
+            infos.len()
+        )));
+    }
     let mut tools: Vec<ToolDef> = Vec::with_capacity(infos.len());
     for info in infos {
-        let bad = |problem: String| LoadErrorKind::BadTool { tool: info.name.clone(), problem };
-        names::validate_tool(&info.name).map_err(LoadErrorKind::BadName)?;
+        // The name is the guest's: bounded before it goes into any error.
+        let shown = || bounded(info.name.clone(), 64);
+        let bad = |problem: String| LoadErrorKind::BadTool { tool: shown(), problem: bounded(problem, MAX_MESSAGE) };
+        names::validate_tool(&info.name).map_err(|e| LoadErrorKind::BadName(bounded(e, MAX_MESSAGE)))?;
         if tools.iter().any(|t| t.name == info.name) {
             return Err(bad("listed twice".into()));
+        }
+        for (what, size, max) in [
+            ("description", info.description.len(), MAX_DESCRIPTION_BYTES),
+            ("input schema", info.input_schema.len(), MAX_SCHEMA_BYTES),
+            ("output schema", info.output_schema.len(), MAX_SCHEMA_BYTES),
+        ] {
+            if size > max {
+                return Err(bad(format!("its {what} is {size} bytes; at most {max} are accepted")));
+            }
         }
         let input_schema = Schema::compile(&info.input_schema).map_err(|e| bad(format!("input schema: {e}")))?;
         let output_schema = Schema::compile(&info.output_schema).map_err(|e| bad(format!("output schema: {e}")))?;
@@ -372,8 +397,7 @@ fn apply_manifest(tools: &mut [ToolDef], manifest: &Manifest) -> Result<(), Load
 
 #[cfg(test)]
 mod tests {
-    use super::check_preamble;
-    use crate::error::LoadErrorKind;
+    use super::*;
 
     #[test]
     fn preamble_tells_modules_components_and_junk_apart() {
@@ -383,5 +407,30 @@ mod tests {
         let junk = check_preamble(b"#!/bin/sh\necho hi").unwrap_err();
         assert!(matches!(junk, LoadErrorKind::NotAComponent(m) if m.contains("not WebAssembly")));
         assert!(check_preamble(&[0, 0x61]).is_err());
+    }
+
+    fn info(name: &str, schema: &str) -> contract::GuestToolInfo {
+        contract::GuestToolInfo {
+            name: name.into(),
+            description: "A tool.".into(),
+            input_schema: schema.into(),
+            output_schema: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn what_a_component_declares_is_bounded() {
+        let many: Vec<_> = (0..=MAX_TOOLS).map(|i| info(&format!("tool{i}"), "{}")).collect();
+        let error = describe_tools(many).unwrap_err().to_string();
+        assert!(error.contains("lists 257 tools; at most 256"), "{error}");
+
+        let huge = format!(r#"{{"description":"{}"}}"#, "x".repeat(MAX_SCHEMA_BYTES));
+        let error = describe_tools(vec![info("big", &huge)]).unwrap_err().to_string();
+        assert!(error.contains("its input schema is 262162 bytes; at most 262144"), "{error}");
+
+        let long_name = "\u{1b}".repeat(100_000);
+        let error = describe_tools(vec![info(&long_name, "{}")]).unwrap_err().to_string();
+        assert!(error.len() < MAX_MESSAGE + 100, "a guest's name cannot make an error huge: {}", error.len());
+        assert!(describe_tools(vec![info("fits", "{}")]).is_ok());
     }
 }

@@ -16,6 +16,7 @@ use crate::sandbox::limits::{CallLimiter, Limits};
 use crate::sandbox::outbound::{DeniedRequest, OutboundHttp, Resolve};
 use crate::sandbox::output::{CapturedOutput, OutputSink};
 use crate::sandbox::state::SandboxState;
+use crate::text::{MAX_MESSAGE, bounded};
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
 /// spinning in wasm is stopped by its own deadline (a clean trap) and the backstop only
@@ -175,5 +176,8 @@ fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> Ca
     if !stderr.is_empty() {
         message.push_str(&format!(" (guest stderr: {stderr})"));
     }
-    CallError::Trap { tool, message, backtrace }
+    CallError::Trap { tool, message: bounded(message, MAX_MESSAGE), backtrace: bounded(backtrace, MAX_BACKTRACE) }
 }
+
+/// Longest backtrace kept, in bytes: function names come from the guest.
+const MAX_BACKTRACE: usize = 16 * 1024;
