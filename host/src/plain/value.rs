@@ -212,9 +212,17 @@ pub(crate) fn from_val(ty: &Type, val: &Val) -> Value {
 
 fn integer<T: TryFrom<i64> + TryFrom<u64>>(json: &Value, pointer: &str) -> Result<T, Violation> {
     let out_of_range = || wrong(pointer, format!("{json} is not an integer in the type's range"));
-    match (json.as_i64(), json.as_u64()) {
-        (Some(n), _) => T::try_from(n).map_err(|_| out_of_range()),
-        (_, Some(n)) => T::try_from(n).map_err(|_| out_of_range()),
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    match (json.as_i64(), json.as_u64(), json.as_f64()) {
+        (Some(n), _, _) => T::try_from(n).map_err(|_| out_of_range()),
+        (_, Some(n), _) => T::try_from(n).map_err(|_| out_of_range()),
+        // JSON Schema's integers include `2.0` and `-0.0`: a number without a fraction.
+        (_, _, Some(f)) if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(&f) => {
+            T::try_from(f as i64).map_err(|_| out_of_range())
+        }
+        (_, _, Some(f)) if f.fract() == 0.0 && (0.0..2.0 * TWO_63).contains(&f) => {
+            T::try_from(f as u64).map_err(|_| out_of_range())
+        }
         _ => Err(out_of_range()),
     }
 }
@@ -309,4 +317,20 @@ fn payload_json(ty: Option<&Type>, payload: Option<&Val>) -> Value {
 /// A JSON Pointer reference token (RFC 6901).
 fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_include_numbers_without_a_fraction_as_json_schema_does() {
+        assert_eq!(integer::<u16>(&json!(-0.0), "").ok(), Some(0));
+        assert_eq!(integer::<u16>(&json!(2.0), "").ok(), Some(2));
+        assert_eq!(integer::<i64>(&json!(-3.0e3), "").ok(), Some(-3000));
+        assert!(integer::<u16>(&json!(2.5), "").is_err());
+        assert!(integer::<u16>(&json!(70000.0), "").is_err());
+        assert!(integer::<u16>(&json!(-1.0), "").is_err());
+        assert_eq!(integer::<u64>(&json!(u64::MAX), "").ok(), Some(u64::MAX));
+    }
 }
