@@ -45,9 +45,16 @@ pub(crate) struct Core {
     epoch: EpochTicker,
     /// Resolves the names guests send HTTP requests to.
     pub resolver: Arc<dyn Resolve>,
+    /// The only namespaces discovered, when the host serves a few (a one-shot call).
+    pub namespaces: Option<Vec<String>>,
 }
 
 impl Core {
+    /// Whether the components of `namespace` are discovered and loaded.
+    pub fn serves_namespace(&self, namespace: &str) -> bool {
+        self.namespaces.as_ref().is_none_or(|only| only.iter().any(|wanted| wanted == namespace))
+    }
+
     pub fn loader(self: &Arc<Self>) -> Loader<'_> {
         Loader { core: self }
     }
@@ -87,6 +94,7 @@ impl Core {
         cache: CacheSetting,
         defaults: Limits,
         resolver: Arc<dyn Resolve>,
+        namespaces: Option<Vec<String>>,
     ) -> Result<Arc<Core>, BuildError> {
         let optimized = TierEngine::new(settings, Tier::Optimized)?;
         let epoch = EpochTicker::start(&optimized.engine).map_err(BuildError::EpochThread)?;
@@ -105,6 +113,7 @@ impl Core {
             cache,
             epoch,
             resolver,
+            namespaces,
         }))
     }
 }
@@ -133,6 +142,7 @@ pub struct ToolHostBuilder {
     approval: Option<ApprovalHook>,
     metrics: bool,
     resolver: Arc<dyn Resolve>,
+    namespaces: Option<Vec<String>>,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
     /// Native tools by the name of their layer.
@@ -151,6 +161,7 @@ impl Default for ToolHostBuilder {
             approval: None,
             metrics: false,
             resolver: Arc::new(SystemResolver),
+            namespaces: None,
             audit_jsonl: None,
             max_concurrent_calls: 64,
             natives: Vec::new(),
@@ -194,6 +205,14 @@ impl ToolHostBuilder {
     /// Which callers may call which tools (default: everyone, everything).
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Discovers and loads only the components of these namespaces (in every layer, so
+    /// precedence holds); the others are not even read. For a host that answers one
+    /// call: a slow or broken component elsewhere costs it nothing.
+    pub fn only_namespaces(mut self, namespaces: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.namespaces = Some(namespaces.into_iter().map(Into::into).collect());
         self
     }
 
@@ -250,7 +269,7 @@ impl ToolHostBuilder {
     /// host itself cannot run: settings out of range, no epoch thread, an audit log that
     /// cannot be opened.
     pub async fn build(self) -> Result<ToolHost, BuildError> {
-        let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver)?;
+        let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver, self.namespaces)?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
         let mut natives = Vec::with_capacity(self.natives.len());

@@ -285,10 +285,23 @@ impl HostOptions {
         dir: Option<PathBuf>,
         lifetime: Lifetime,
     ) -> anyhow::Result<ToolHost> {
+        Ok(self.builder_from(config, dir, lifetime).build().await?)
+    }
+
+    /// A one-shot host that loads only `namespace` (every layer of it), when the name
+    /// says which: a call waits for no other component.
+    async fn build_for(&self, dir: Option<PathBuf>, namespace: Option<&str>) -> anyhow::Result<ToolHost> {
+        let mut builder = self.builder_from(self.config()?, dir, Lifetime::OneShot);
+        if let Some(namespace) = namespace {
+            builder = builder.only_namespaces([namespace]);
+        }
+        Ok(builder.build().await?)
+    }
+
+    fn builder_from(&self, config: HostConfig, dir: Option<PathBuf>, lifetime: Lifetime) -> ToolHostBuilder {
         let roots: Vec<PathBuf> = dir.into_iter().chain(self.roots.iter().cloned()).collect();
         let layers = config.layers_with(&roots, self.stdlib.as_deref());
-        let builder = self.settings(HostConfig { layers, ..config }, lifetime);
-        Ok(builder.build().await?)
+        self.settings(HostConfig { layers, ..config }, lifetime)
     }
 
     /// A host with the configuration's settings (limits, engine, cache) and no layers:
@@ -387,23 +400,16 @@ async fn call(
         Err(mut target) => (None, target.pop().unwrap_or_default()),
     };
     let stdin_is_input = input.is_none();
-    let input_text = match input {
-        Some(text) => text,
-        None => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("reading the input from stdin")?;
-            text
-        }
-    };
-    let input: Value = match serde_json::from_str(&input_text) {
+    let input = match read_input(input)? {
         Ok(input) => input,
-        Err(e) => {
-            let reason = format!("input is not JSON: {e}");
+        Err(reason) => {
             let violations = vec![Violation { pointer: String::new(), reason }];
             return Ok(report_error(&CallError::InputInvalid { tool: name, violations }));
         }
     };
-    let host = options.build(dir, Lifetime::OneShot).await?;
+    let namespace = toolhost::names::unmap(&name).unwrap_or_else(|| name.clone());
+    let namespace = toolhost::names::split(&namespace).map(|(namespace, _)| namespace.to_owned());
+    let host = options.build_for(dir.clone(), namespace.as_deref()).await?;
     for error in host.load_errors() {
         eprintln!("warning: {}", Escaped(&error.to_string()));
     }
@@ -431,10 +437,29 @@ async fn call(
                 eprintln!("error[load]: {}", Escaped(&line));
                 ExitCode::from(exit::LOAD)
             }
+            // Only the name's namespace was loaded: find the close matches among all.
+            None if namespace.is_some() => {
+                let everything = options.build(dir, Lifetime::OneShot).await?;
+                report_error(&everything.describe(&options.caller, &name).err().unwrap_or(error))
+            }
             None => report_error(&error),
         },
         Err(error) => report_error(&error),
     })
+}
+
+/// The call's input: the `--input` text, else stdin; `Ok(Err(reason))` when it is not
+/// JSON.
+fn read_input(input: Option<String>) -> anyhow::Result<Result<Value, String>> {
+    let text = match input {
+        Some(text) => text,
+        None => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("reading the input from stdin")?;
+            text
+        }
+    };
+    Ok(serde_json::from_str(&text).map_err(|e| format!("input is not JSON: {e}")))
 }
 
 /// Who approves a call that needs approval, when no hook does: the person at the

@@ -326,3 +326,26 @@ fn guest_text_reaches_the_terminal_escaped() {
     let escaped_lines = stderr.lines().filter(|line| line.contains(r"owned\r\nerror[forged]")).count();
     assert!(escaped_lines >= 3, "error, log and stderr lines: {stderr}");
 }
+
+/// `toolhost call` loads only the namespace the name names: a broken component in
+/// another namespace is not even read (no warning), while a typo in the namespace still
+/// gets the close matches among every tool.
+#[test]
+fn a_call_loads_only_the_namespace_it_names() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.write("broken", "half.wasm", b"\0asm\x0d\0\x01\0 truncated");
+    let dir = tools.path().to_str().unwrap();
+    let output = toolhost(&["call", dir, "math.add", "--input", r#"{"numbers":[1,2]}"#], None);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(stdout_json(&output), json!({ "value": 3.0 }));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "", "the broken namespace was not loaded");
+
+    let typo = toolhost(&["call", dir, "mth/add", "--input", "{}"], None);
+    assert_eq!(typo.status.code(), Some(i32::from(toolhost::ErrorKind::NotFound.exit_code())));
+    let stderr = String::from_utf8_lossy(&typo.stderr);
+    assert!(stderr.trim_end().lines().last().unwrap().contains("did you mean `math/add`"), "{stderr}");
+
+    let listed = toolhost(&["list", dir], None);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("half.wasm"), "list still loads everything");
+}

@@ -17,9 +17,10 @@ pub struct Discovered {
     pub manifest: Option<PathBuf>,
 }
 
-/// Lists the components of one root, in a deterministic order. Problems with names are
-/// returned beside the findings: a bad directory never hides the good ones.
-pub fn discover(layer_index: usize, layer: &Layer) -> (Vec<Discovered>, Vec<LoadError>) {
+/// Lists the components of one root, in a deterministic order, in the namespaces
+/// `wanted` keeps (the others are not even read). Problems with names are returned
+/// beside the findings: a bad directory never hides the good ones.
+pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool) -> (Vec<Discovered>, Vec<LoadError>) {
     let mut found = Vec::new();
     let mut errors = Vec::new();
     let Some(root) = &layer.root else { return (found, errors) };
@@ -38,7 +39,7 @@ pub fn discover(layer_index: usize, layer: &Layer) -> (Vec<Discovered>, Vec<Load
         let Some(namespace) = namespace_dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
             continue;
         };
-        if namespace.starts_with('.') {
+        if namespace.starts_with('.') || !wanted(&namespace) {
             continue;
         }
         let files = match sorted_entries(&namespace_dir) {

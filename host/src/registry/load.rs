@@ -45,7 +45,7 @@ pub(crate) async fn build_snapshot(
     let mut discovered = Vec::new();
     let mut discovery_errors = Vec::new();
     for (index, layer) in layers.iter().enumerate() {
-        let (found, errors) = registry::discover(index, layer);
+        let (found, errors) = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
         discovered.extend(found);
         discovery_errors.extend(errors);
     }
