@@ -538,5 +538,6 @@ fn report_error(error: &CallError) -> ExitCode {
 }
 
 fn print_json(value: &Value) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()));
+    let json = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    println!("{}", toolhost::text::json_for_terminal(&json));
 }

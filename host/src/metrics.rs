@@ -5,7 +5,8 @@
 //! serves them at `GET /metrics`.
 //!
 //! One uncontended lock per call; label sets are bounded by the tools served (a call
-//! of a name that is not found counts under `tool=""`).
+//! of a name that is not found, or of a tool hidden from its caller, counts under
+//! `tool=""`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -53,7 +54,9 @@ impl Metrics {
         let seconds = report.duration.as_secs_f64();
         let bucket = LATENCY_BUCKETS.iter().position(|&bound| seconds <= bound).unwrap_or(LATENCY_BUCKETS.len());
         let mut tools = self.tools.lock().unwrap_or_else(|e| e.into_inner());
-        let tool = report.tool.as_deref().unwrap_or_default();
+        // A tool hidden from its caller is counted like an unknown one: any agent may
+        // read these numbers.
+        let tool = if report.hidden_because.is_some() { "" } else { report.tool.as_deref().unwrap_or_default() };
         let stats = match tools.get_mut(tool) {
             Some(stats) => stats,
             None => tools.entry(tool.to_owned()).or_default(),
@@ -104,7 +107,7 @@ impl Metrics {
             ("toolhost_instance_slots_in_use", "gauge", "Calls holding an instance slot now.", gauges.slots_in_use),
             ("toolhost_instance_slots", "gauge", "Calls that may hold an instance slot at once.", gauges.slots),
             ("toolhost_tools", "gauge", "Tools served now.", gauges.tools),
-            ("toolhost_load_errors", "gauge", "Files that do not load now.", gauges.load_errors),
+            ("toolhost_failing_files", "gauge", "Files that do not load now.", gauges.load_errors),
         ];
         for (name, kind, help, value) in scalars {
             family(&mut out, name, kind, help);

@@ -24,6 +24,26 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+/// JSON text with the characters serde leaves raw but a terminal acts on (DEL, C1
+/// controls, bidi overrides) written as `\uXXXX` escapes: the same JSON value, safe to
+/// print. (serde already escapes C0 controls; these characters occur only in strings.)
+pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
+    // C0 controls are serde's (escaped in strings) or layout (newlines between values).
+    let raw_in_json = |c: char| c != '\u{7f}' && u32::from(c) < 0x20 || !needs_escape(c);
+    if json.chars().all(raw_in_json) {
+        return Cow::Borrowed(json);
+    }
+    let mut escaped = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if !raw_in_json(c) {
+            escaped.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
 /// Displays its text through [`for_terminal`]: `%Escaped(&message)` in a log field,
 /// `{}` in a line for stderr.
 pub struct Escaped<'a>(pub &'a str);
@@ -69,6 +89,16 @@ mod tests {
         assert_eq!(for_terminal("\u{1b}[31mred\r\nerror[forged]\0"), "\\u{1b}[31mred\\r\\nerror[forged]\\0");
         assert_eq!(for_terminal("a\u{202e}b\u{7f}c\u{9b}"), "a\\u{202e}b\\u{7f}c\\u{9b}");
         assert_eq!(Escaped("tab\there").to_string(), "tab\\there");
+    }
+
+    #[test]
+    fn json_keeps_its_value_and_loses_its_terminal_controls() {
+        let value = serde_json::json!({ "text": "a\u{202e}b\u{9b}c\u{7f}\u{1b}" });
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let safe = json_for_terminal(&json);
+        assert!(!safe.chars().any(|c| needs_escape(c) && c != '\n'), "{safe}");
+        assert_eq!(safe.lines().count(), 3, "the layout stays: {safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), value);
     }
 
     #[test]

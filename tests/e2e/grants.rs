@@ -313,17 +313,19 @@ async fn a_granted_name_never_leads_to_a_special_purpose_address_in_any_form() {
     }
     assert_eq!(canary.request_count(), 0, "nothing arrived at the loopback canary");
 
-    // The permission: the operator names the address, and the same answer goes through.
-    let answer = FixedAnswer(vec!["::ffff:127.0.0.1".parse().unwrap()]);
-    tools.manifest(
-        "http",
-        "http",
-        &format!("[grants]\nnetwork = [\"inside.test:{port}\", \"[::ffff:127.0.0.1]:{port}\"]\n"),
-    );
-    let host = ToolHost::builder().root(tools.path()).resolver(std::sync::Arc::new(answer)).build().await.unwrap();
+    // Granting that address for another destination changes nothing for the name...
+    let answer = || std::sync::Arc::new(FixedAnswer(vec!["::ffff:127.0.0.1".parse().unwrap()]));
+    let grants = format!("[grants]\nnetwork = [\"inside.test:{port}\", \"[::ffff:127.0.0.1]:{port}\"]\n");
+    tools.manifest("http", "http", &grants);
+    let host = ToolHost::builder().root(tools.path()).resolver(answer()).build().await.unwrap();
     let report = host.call_detailed("http/fetch", json!({ "url": url })).await;
+    assert!(report.denied_requests[0].reason.contains("IPv4-mapped 127.0.0.1"), "{:?}", report.denied_requests);
+    assert_eq!(canary.request_count(), 0);
+    // ...while the address itself, named by the grant, is reached: the canary answers.
+    let report = host.call_detailed("http/fetch", json!({ "url": format!("http://[::ffff:127.0.0.1]:{port}/") })).await;
     assert_eq!(report.outcome.as_ref().map(|r| r["status"].clone()), Ok(json!(200)), "{:?}", report.denied_requests);
     assert_eq!(canary.request_count(), 1, "the named address was reached");
+    assert!(report.denied_requests.is_empty());
 }
 
 #[tokio::test]

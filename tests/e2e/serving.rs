@@ -348,7 +348,7 @@ fn metrics_count_calls_by_tool_and_outcome_slots_in_use_and_loads() {
     assert_eq!(sample(&samples, "toolhost_instance_slots", json!({})), Some(64.0));
     assert_eq!(sample(&samples, "toolhost_component_loads_total", json!({})), Some(3.0));
     assert!(sample(&samples, "toolhost_reloads_total", json!({})).is_some_and(|r| r >= 1.0), "the first load counts");
-    assert_eq!(sample(&samples, "toolhost_load_errors", json!({})), Some(0.0));
+    assert_eq!(sample(&samples, "toolhost_failing_files", json!({})), Some(0.0));
     assert!(sample(&samples, "toolhost_tools", json!({})).is_some_and(|t| t > 5.0));
 
     // A reload is counted, with the component it loaded and the error it found.
@@ -356,7 +356,7 @@ fn metrics_count_calls_by_tool_and_outcome_slots_in_use_and_loads() {
     let started = Instant::now();
     loop {
         let samples = scrape(&server.addr, Some(PLANNER_TOKEN)).unwrap();
-        if sample(&samples, "toolhost_load_errors", json!({})) == Some(1.0) {
+        if sample(&samples, "toolhost_failing_files", json!({})) == Some(1.0) {
             assert_eq!(sample(&samples, "toolhost_load_errors_total", json!({})), Some(1.0));
             assert!(sample(&samples, "toolhost_reloads_total", json!({})).is_some_and(|r| r >= 2.0));
             break;

@@ -29,8 +29,9 @@ pub(super) const APPROVAL_INPUT: &str = "toolhost/approval";
 const APPROVE_FIELD: &str = "approve";
 /// How long a person may take to answer.
 pub const APPROVAL_WAIT: Duration = Duration::from_secs(600);
-/// How much of a call's input the question shows.
-const INPUT_SHOWN: usize = 2000;
+/// How much of a call's input the question shows; a longer input is cut and the
+/// question says how much is not shown.
+const INPUT_SHOWN: usize = 8192;
 
 /// The approver of one call whose client can be asked during the call.
 pub(super) fn ask_during_call(peer: Peer<RoleServer>) -> ApprovalHook {
@@ -67,12 +68,28 @@ pub(super) fn unable(why: &'static str) -> ApprovalHook {
 pub(super) const NO_ELICITATION: &str =
     "the client cannot ask a person (it did not declare the elicitation capability)";
 
-/// The answer to a 2026-07-28 call that needs approval first: ask, then call again.
-pub(super) fn input_required(request: &ApprovalRequest) -> InputRequiredResult {
+/// The answer to a 2026-07-28 call that needs approval first: ask, then call again
+/// with the answer and `state` (the [`seal`] of the question) echoed back.
+pub(super) fn input_required(request: &ApprovalRequest, state: String) -> InputRequiredResult {
     let mut asks = InputRequests::new();
     asks.insert(APPROVAL_INPUT.into(), InputRequest::Elicitation(ElicitRequest::new(question(request))));
-    InputRequiredResult::new(Some(asks), None)
+    InputRequiredResult::new(Some(asks), Some(state))
 }
+
+/// What a question was about (caller, tool, input, risk, reason), sealed with the
+/// server's key: the retry must carry it, so an answer approves only the call it was
+/// asked about — not the same tool with another input, nor another caller's call.
+pub(super) fn seal(key: &[u8; 32], request: &ApprovalRequest) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(key);
+    hasher.update(serde_json::to_vec(request).unwrap_or_default());
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Why a retry's answer is not taken: it was given for another question.
+pub(super) const ANOTHER_QUESTION: &str =
+    "the approval answers another question (a different caller, tool or input, or another server)";
 
 fn decide(answer: &ElicitResult) -> Approval {
     let denied = |reason: &str| Approval::Denied { reason: reason.into() };
@@ -91,18 +108,16 @@ fn decide(answer: &ElicitResult) -> Approval {
 
 /// The form the person sees: who asks to run what, why it needs approval, the input.
 fn question(request: &ApprovalRequest) -> ElicitRequestParams {
-    let mut input = request.input.to_string();
-    if input.len() > INPUT_SHOWN {
-        let mut end = INPUT_SHOWN;
-        while !input.is_char_boundary(end) {
-            end -= 1;
-        }
-        input.truncate(end);
-        input.push_str(" …");
-    }
+    // The input as the person will read it: bidi overrides and other controls escaped,
+    // and a cut said out loud, never silent.
+    let input = crate::text::for_terminal(&request.input.to_string()).into_owned();
+    let input = crate::text::bounded(input, INPUT_SHOWN).replace(" … (", " … (NOT SHOWN: ");
     let message = format!(
         "{} asks to run {} (risk: {}). It needs approval: {}.\nInput: {input}",
-        request.caller, request.tool, request.risk, request.reason
+        crate::text::for_terminal(&request.caller.to_string()),
+        request.tool,
+        request.risk,
+        request.reason
     );
     let schema = json!({
         "type": "object",
@@ -131,7 +146,7 @@ mod tests {
         ApprovalRequest {
             caller: Caller::new("planner"),
             tool: "fs/write".into(),
-            input: json!({ "path": "a", "text": "x".repeat(5000) }),
+            input: json!({ "path": "a\u{202e}b", "text": "x".repeat(10_000) }),
             risk: Risk::High,
             reason: "the tool requires approval".into(),
         }
@@ -152,12 +167,28 @@ mod tests {
     }
 
     #[test]
+    fn a_seal_binds_the_answer_to_its_question() {
+        let key = [7; 32];
+        let asked = request();
+        let mut other_input = request();
+        other_input.input = json!({ "path": "elsewhere" });
+        let mut other_caller = request();
+        other_caller.caller = Caller::new("intruder");
+        assert_eq!(seal(&key, &asked), seal(&key, &request()));
+        assert_ne!(seal(&key, &asked), seal(&key, &other_input));
+        assert_ne!(seal(&key, &asked), seal(&key, &other_caller));
+        assert_ne!(seal(&key, &asked), seal(&[8; 32], &asked));
+    }
+
+    #[test]
     fn the_question_names_caller_tool_risk_and_a_bounded_input() {
         let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = question(&request()) else {
             panic!("a form")
         };
         assert!(message.starts_with("planner asks to run fs/write (risk: high)"), "{message}");
-        assert!(message.len() < INPUT_SHOWN + 200 && message.ends_with(" …"), "{}", message.len());
+        assert!(message.len() < INPUT_SHOWN + 200, "{}", message.len());
+        assert!(message.ends_with(" … (NOT SHOWN: 1839 more bytes)"), "{}", &message[message.len() - 60..]);
+        assert!(message.contains(r"a\u{202e}b") && !message.contains('\u{202e}'), "bidi overrides are shown escaped");
         let schema = serde_json::to_value(requested_schema).unwrap();
         assert_eq!(schema["required"], json!(["approve"]));
     }

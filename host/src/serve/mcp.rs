@@ -69,6 +69,8 @@ pub(super) struct Shared {
     host: ToolHost,
     caller: Caller,
     tools: Mutex<HashMap<Caller, ToolList>>,
+    /// Seals the approval questions of 2026-07-28 calls ([`approval::seal`]).
+    approval_key: [u8; 32],
 }
 
 /// The MCP tool definitions a caller saw at one [`ToolHost::listing_version`].
@@ -83,7 +85,13 @@ const LISTS_KEPT: usize = 1024;
 
 impl Shared {
     pub(super) fn new(host: ToolHost, caller: Caller) -> Self {
-        Shared { host, caller, tools: Mutex::new(HashMap::new()) }
+        let mut approval_key = [0; 32];
+        // Without randomness the key is all zeros: seals still bind caller, tool and
+        // input, only a client could then compute one itself.
+        if let Err(e) = getrandom::fill(&mut approval_key) {
+            tracing::warn!("no randomness for the approval key: {e}");
+        }
+        Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key }
     }
 
     /// Who makes a request: the agent its bearer token stands for (else the server's
@@ -192,7 +200,12 @@ impl McpServer {
         input: &Value,
         context: &RequestContext<RoleServer>,
     ) -> Result<ApprovalHook, Box<InputRequiredResult>> {
-        let can_ask = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        // A form is asked: a client that declared only URL elicitation cannot show one
+        // (an empty declaration means forms, as before modes existed).
+        let can_ask = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
         let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         if !can_ask {
             return Ok(approval::unable(approval::NO_ELICITATION));
@@ -200,12 +213,14 @@ impl McpServer {
         if !stateless {
             return Ok(approval::ask_during_call(context.peer.clone()));
         }
-        if let Some(answer) = request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
-            return Ok(approval::answered(answer));
-        }
-        match self.shared.host.pending_approval(caller, &request.name, input) {
-            Some(question) => Err(Box::new(approval::input_required(&question))),
-            None => Ok(approval::unable("the approval needed was not asked for")),
+        let Some(question) = self.shared.host.pending_approval(caller, &request.name, input) else {
+            return Ok(approval::unable("the approval needed was not asked for"));
+        };
+        let sealed = approval::seal(&self.shared.approval_key, &question);
+        match request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
+            None => Err(Box::new(approval::input_required(&question, sealed))),
+            Some(answer) if request.request_state.as_deref() == Some(sealed.as_str()) => Ok(approval::answered(answer)),
+            Some(_) => Ok(approval::unable(approval::ANOTHER_QUESTION)),
         }
     }
 }

@@ -1,7 +1,9 @@
-//! Which addresses a guest may reach through a granted *name*: global unicast only. The
-//! ranges of the IANA IPv4 and IPv6 special-purpose address registries (and multicast,
-//! broadcast, and IPv6 outside global unicast) are refused unless a grant names the
-//! address itself. IPv6 forms that stand for an IPv4 address (IPv4-mapped, the NAT64
+//! Which addresses a guest may reach through a granted *name*: ordinary global unicast
+//! only. Every range of the IANA IPv4 and IPv6 special-purpose address registries is
+//! refused — also the few the registries mark globally reachable (anycast
+//! infrastructure: PCP/TURN anycast, AS112, AMT), which no tool needs to reach by name —
+//! and so are multicast, broadcast, and IPv6 outside global unicast, unless a grant
+//! names the address itself. IPv6 forms that stand for an IPv4 address (IPv4-mapped, the NAT64
 //! well-known prefix) are judged by the IPv4 they carry; deprecated or local embeddings
 //! (IPv4-compatible, 6to4, Teredo, local-use NAT64) are refused outright.
 //!
@@ -46,6 +48,7 @@ const SPECIAL_V6: &[(Ipv6Addr, u8, &str)] = &[
     (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 23, "IETF protocol assignments 2001::/23"),
     (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, "documentation 2001:db8::/32"),
     (Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0), 16, "6to4 2002::/16 (deprecated)"),
+    (Ipv6Addr::new(0x2620, 0x4f, 0x8000, 0, 0, 0, 0, 0), 48, "AS112-v6 2620:4f:8000::/48"),
     (Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0), 20, "documentation 3fff::/20"),
     (Ipv6Addr::new(0x5f00, 0, 0, 0, 0, 0, 0, 0), 16, "segment routing SIDs 5f00::/16"),
     (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0), 7, "unique local fc00::/7"),
@@ -152,6 +155,7 @@ mod tests {
         ("2001:db8::1", "2001:db8::/32"),
         ("2002:7f00:1::1", "2002::/16"),
         ("2002:808:808::1", "2002::/16"),
+        ("2620:4f:8000::1", "2620:4f:8000::/48"),
         ("3fff::1", "3fff::/20"),
         ("5f00::1", "5f00::/16"),
         ("fc00::1", "fc00::/7"),

@@ -134,9 +134,10 @@ impl WasiHttpHooks for OutboundHttp {
                     }
                 },
             };
-            // Any of the component's grants may name the address the name led to.
+            // Only a grant that matched the destination may name its address: a granted
+            // name never leads to an internal address granted for another destination.
             let refusal = |address: &SocketAddr| {
-                let named = patterns.iter().any(|p| p.names_address(*address));
+                let named = granted.iter().any(|p| p.names_address(*address));
                 special_purpose(address.ip()).filter(|_| !named)
             };
             let Some(checked) = addresses.iter().copied().find(|address| refusal(address).is_none()) else {
