@@ -462,6 +462,9 @@ fn read_input(input: Option<String>) -> anyhow::Result<Result<Value, String>> {
     Ok(serde_json::from_str(&text).map_err(|e| format!("input is not JSON: {e}")))
 }
 
+/// How much of a call's input the terminal question shows.
+const QUESTION_INPUT_SHOWN: usize = 8192;
+
 /// Who approves a call that needs approval, when no hook does: the person at the
 /// terminal, asked on stderr and answering on stdin; nobody when stdin is not a terminal
 /// (or carried the input), and then the call is denied.
@@ -476,14 +479,7 @@ fn terminal_approver(stdin_is_input: bool) -> toolhost::ApprovalHook {
         }
         async move {
             let asked = tokio::task::spawn_blocking(move || {
-                eprint!(
-                    "{} asks to run {} (risk: {}): {}.\ninput: {}\nRun it? [y/N] ",
-                    Escaped(&request.caller.to_string()),
-                    request.tool,
-                    request.risk,
-                    Escaped(&request.reason),
-                    Escaped(&request.input.to_string()),
-                );
+                eprint!("{}\nRun it? [y/N] ", request.question(QUESTION_INPUT_SHOWN));
                 let mut answer = String::new();
                 std::io::stdin().read_line(&mut answer).map(|_| answer)
             })

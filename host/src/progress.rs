@@ -48,12 +48,7 @@ impl ProgressReports {
 }
 
 fn bounded(mut message: String) -> String {
-    if message.len() > MAX_PROGRESS_MESSAGE {
-        let mut end = MAX_PROGRESS_MESSAGE - '…'.len_utf8();
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message.truncate(end);
+    if crate::text::truncate(&mut message, MAX_PROGRESS_MESSAGE - '…'.len_utf8()) > 0 {
         message.push('…');
     }
     message

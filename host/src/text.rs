@@ -61,8 +61,17 @@ pub const MAX_MESSAGE: usize = 4096;
 /// `text` cut to at most `max` bytes (at a character boundary) plus a marker saying how
 /// many bytes were dropped; unchanged when it fits.
 pub fn bounded(mut text: String, max: usize) -> String {
+    let dropped = truncate(&mut text, max);
+    if dropped > 0 {
+        text.push_str(&format!(" … ({dropped} more bytes)"));
+    }
+    text
+}
+
+/// Cuts `text` to at most `max` bytes at a character boundary; returns the bytes cut.
+pub(crate) fn truncate(text: &mut String, max: usize) -> usize {
     if text.len() <= max {
-        return text;
+        return 0;
     }
     let mut end = max;
     while !text.is_char_boundary(end) {
@@ -70,8 +79,7 @@ pub fn bounded(mut text: String, max: usize) -> String {
     }
     let dropped = text.len() - end;
     text.truncate(end);
-    text.push_str(&format!(" … ({dropped} more bytes)"));
-    text
+    dropped
 }
 
 fn needs_escape(c: char) -> bool {

@@ -24,6 +24,24 @@ pub struct ApprovalRequest {
     pub reason: String,
 }
 
+impl ApprovalRequest {
+    /// The question a person is asked, the same on every front end: who asks to run
+    /// what, at which risk, why it needs approval, and the input — escaped (controls,
+    /// bidi overrides), and past `input_shown` bytes cut with `NOT SHOWN: N more bytes`,
+    /// never silently.
+    pub fn question(&self, input_shown: usize) -> String {
+        let input = crate::text::for_terminal(&self.input.to_string()).into_owned();
+        let input = crate::text::bounded(input, input_shown).replace(" … (", " … (NOT SHOWN: ");
+        format!(
+            "{} asks to run {} (risk: {}): {}.\nInput: {input}",
+            crate::text::for_terminal(&self.caller.to_string()),
+            self.tool,
+            self.risk,
+            crate::text::for_terminal(&self.reason),
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 /// The answer of an approval hook.
 pub enum Approval {

@@ -108,17 +108,7 @@ fn decide(answer: &ElicitResult) -> Approval {
 
 /// The form the person sees: who asks to run what, why it needs approval, the input.
 fn question(request: &ApprovalRequest) -> ElicitRequestParams {
-    // The input as the person will read it: bidi overrides and other controls escaped,
-    // and a cut said out loud, never silent.
-    let input = crate::text::for_terminal(&request.input.to_string()).into_owned();
-    let input = crate::text::bounded(input, INPUT_SHOWN).replace(" … (", " … (NOT SHOWN: ");
-    let message = format!(
-        "{} asks to run {} (risk: {}). It needs approval: {}.\nInput: {input}",
-        crate::text::for_terminal(&request.caller.to_string()),
-        request.tool,
-        request.risk,
-        request.reason
-    );
+    let message = request.question(INPUT_SHOWN);
     let schema = json!({
         "type": "object",
         "properties": { APPROVE_FIELD: {
