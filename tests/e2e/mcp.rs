@@ -20,20 +20,22 @@ fn drive_with_python_sdk(mode: &str) -> Value {
     tools.install("math", "math", "math");
     tools.install("hostile", "hostile", "hostile");
     let target = tools.install("text", "text", "text");
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py");
-    let output = Command::new(mcp_python())
-        .arg(&client)
-        .arg(mode)
-        .arg(toolhost_bin())
-        .arg(tools.path())
-        .arg(component("json"))
-        .arg(&target)
-        .output()
-        .expect("run the Python MCP client");
+    let json = component("json");
+    run_python_client(
+        "client.py",
+        &[mode.as_ref(), toolhost_bin().as_ref(), tools.path().as_ref(), json.as_ref(), target.as_ref()],
+    )
+}
+
+/// Runs `tests/mcp/SCRIPT ARGS` with the venv's Python (the official SDK) and returns
+/// the JSON object it printed of what it saw.
+fn run_python_client(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(script);
+    let output = Command::new(mcp_python()).arg(&path).args(args).output().expect("run the Python MCP client");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "client.py {mode} failed ({}):\n{stderr}\n{stdout}", output.status);
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("client.py printed no JSON ({e}): {stdout}"))
+    assert!(output.status.success(), "{script} {args:?} failed ({}):\n{stderr}\n{stdout}", output.status);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{script} printed no JSON ({e}): {stdout}"))
 }
 
 /// What both transports must show the SDK client.
@@ -385,18 +387,10 @@ fn drive_approval(transport: &str, mode: &str) -> Value {
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
     tools.manifest("math", "math", "[tools.divide.policy]\nrequires_approval = true\nrisk = \"high\"\n");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/approval.py");
-    let output = Command::new(mcp_python())
-        .arg(&script)
-        .args([transport, mode])
-        .arg(toolhost_bin())
-        .arg(tools.path())
-        .output()
-        .expect("run the Python MCP client");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "approval.py {transport} {mode} failed ({}):\n{stderr}\n{stdout}", output.status);
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("approval.py printed no JSON ({e}): {stdout}"))
+    run_python_client(
+        "approval.py",
+        &[transport.as_ref(), mode.as_ref(), toolhost_bin().as_ref(), tools.path().as_ref()],
+    )
 }
 
 /// Approval reaches the person behind the client and only an explicit yes runs the call;

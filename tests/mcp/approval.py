@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
 import sys
-import threading
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp.types as types
 from mcp import StdioServerParameters
 from mcp.client.client import Client
+from toolhost_http import http_server
 
 OVERALL_TIMEOUT = 180.0
 
@@ -52,43 +49,6 @@ class Person:
         if answer == "approve":
             return types.ElicitResult(action="accept", content={"approve": True})
         return types.ElicitResult(action=answer)
-
-
-@asynccontextmanager
-async def http_server(toolhost: str, tools_dir: str):
-    """Starts `toolhost serve DIR --http 127.0.0.1:0` and yields its endpoint URL."""
-    process = subprocess.Popen(
-        [toolhost, "serve", tools_dir, "--http", "127.0.0.1:0", "--insecure-no-auth"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    found = threading.Event()
-    url: list[str] = []
-
-    def read_stderr() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            match = re.search(r"(http://\S+)", line)
-            if match and not found.is_set():
-                url.append(match.group(1))
-                found.set()
-        found.set()
-
-    threading.Thread(target=read_stderr, daemon=True).start()
-    try:
-        await anyio.to_thread.run_sync(lambda: found.wait(60))
-        if not url:
-            raise RuntimeError("the server printed no address")
-        yield url[0]
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 async def exercise(server: Any, mode: str) -> dict[str, Any]:
@@ -125,7 +85,7 @@ async def run(transport: str, mode: str, toolhost: str, tools_dir: str) -> dict[
             params = StdioServerParameters(command=toolhost, args=["serve", tools_dir], env=env)
             return await exercise(params, mode)
         if transport == "http":
-            async with http_server(toolhost, tools_dir) as url:
+            async with http_server(toolhost, tools_dir) as (url, _process):
                 return await exercise(url, mode)
     raise SystemExit(f"unknown transport {transport!r} (stdio or http)")
 
