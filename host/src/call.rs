@@ -6,6 +6,7 @@
 //!           the caller may see it (policy, session tool set)         a hidden tool is not found)
 //! approve   the host's approval hook, else the call's approver      PermissionDenied
 //! arguments an exported name's arguments to the tool's input       InputInvalid
+//! nesting   at most MAX_INPUT_DEPTH levels of arrays and objects     InputInvalid
 //! validate  input against the tool's input schema                  InputInvalid (+ JSON pointers)
 //! run       a fresh sandbox, toolbox.call(tool, input-json)        Failed | Trap | Timeout | OutOfFuel | MemoryLimit | Host
 //! check     output size, then output against the output schema    OutputTooLarge | OutputInvalid
@@ -103,6 +104,32 @@ pub struct CallReport {
     pub hidden_because: Option<String>,
 }
 
+impl CallReport {
+    fn new(caller: Caller, call_id: Option<String>, requested: String) -> Self {
+        CallReport {
+            caller,
+            call_id,
+            requested,
+            tool: None,
+            component_hash: None,
+            outcome: Ok(Value::Null),
+            fuel_consumed: 0,
+            duration: Duration::ZERO,
+            input_bytes: 0,
+            output_bytes: 0,
+            captured: CapturedOutput::default(),
+            denied_requests: Vec::new(),
+            hidden_because: None,
+        }
+    }
+
+    /// The report of a call refused before it reached a host, e.g. by a front end
+    /// whose input is not JSON.
+    pub fn refused(caller: Caller, requested: String, input_bytes: u64, error: CallError) -> Self {
+        CallReport { outcome: Err(error), input_bytes, ..CallReport::new(caller, None, requested) }
+    }
+}
+
 impl serde::Serialize for CallReport {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (output, error) = match &self.outcome {
@@ -164,7 +191,6 @@ impl ToolHost {
     /// Calls a tool on behalf of `caller` with a call's own approver and progress sink,
     /// and reports everything about the call (see [`ToolHost::call_detailed_as`]).
     pub async fn call_with(&self, caller: &Caller, name: &str, input: Value, options: &CallOptions) -> CallReport {
-        let snapshot = self.snapshot.load_full();
         let span = tracing::info_span!(
             "tool_call",
             agent = %caller.agent,
@@ -178,22 +204,11 @@ impl ToolHost {
             span: span.clone(),
             started_at: SystemTime::now(),
             started: Instant::now(),
-            report: Some(CallReport {
-                caller: caller.clone(),
-                call_id: options.call_id.clone(),
-                requested: name.to_owned(),
-                tool: None,
-                component_hash: None,
-                outcome: Ok(Value::Null),
-                fuel_consumed: 0,
-                duration: Duration::ZERO,
-                input_bytes: 0,
-                output_bytes: 0,
-                captured: CapturedOutput::default(),
-                denied_requests: Vec::new(),
-                hidden_because: None,
-            }),
+            report: Some(CallReport::new(caller.clone(), options.call_id.clone(), name.to_owned())),
         };
+        // While a server starts, a tool not loaded yet is waited for, not "not found".
+        self.first_load.wait_for(name).await;
+        let snapshot = self.snapshot.load_full();
         let report = recorder.report.as_mut().expect("the report is taken only when the call ends");
         report.outcome = self.run_call(&snapshot, caller, name, input, options, report).instrument(span).await;
         recorder.finish()
@@ -232,6 +247,9 @@ impl ToolHost {
         report.component_hash = entry.source.hash().map(str::to_owned);
         let def = entry.def();
         let input = tool_input(entry, form, input)?;
+        if let Some(violation) = crate::schema::nesting_violation(&input) {
+            return Err(CallError::InputInvalid { tool: entry.full_name.clone(), violations: vec![violation] });
+        }
         if let Some(reason) = permit.approval {
             self.check_approval(caller, entry, &input, reason, options.approver.as_ref()).await?;
         }

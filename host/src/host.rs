@@ -11,6 +11,7 @@ use wasmtime::Engine;
 
 use crate::audit::{Audit, CallRecord};
 use crate::error::{BuildError, LoadError};
+use crate::first_load::FirstLoad;
 use crate::metrics::{Gauges, Metrics};
 use crate::native::{NativeTool, NativeToolError};
 use crate::policy::{ApprovalHook, Policy, SessionToolsets};
@@ -47,6 +48,9 @@ pub(crate) struct Core {
     pub resolver: Arc<dyn Resolve>,
     /// The only namespaces discovered, when the host serves a few (a one-shot call).
     pub namespaces: Option<Vec<String>>,
+    /// Compiles at once: one per core, since compiling is CPU-bound and more at once
+    /// only multiplies the memory held by half-built components.
+    pub compile_slots: tokio::sync::Semaphore,
 }
 
 impl Core {
@@ -114,6 +118,9 @@ impl Core {
             epoch,
             resolver,
             namespaces,
+            compile_slots: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16),
+            ),
         }))
     }
 }
@@ -145,6 +152,7 @@ pub struct ToolHostBuilder {
     namespaces: Option<Vec<String>>,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
+    serve_while_loading: bool,
     /// Native tools by the name of their layer.
     natives: Vec<(String, NativeTool)>,
 }
@@ -164,6 +172,7 @@ impl Default for ToolHostBuilder {
             namespaces: None,
             audit_jsonl: None,
             max_concurrent_calls: 64,
+            serve_while_loading: false,
             natives: Vec::new(),
         }
     }
@@ -250,6 +259,16 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Returns from [`Self::build`] before the components are loaded, and serves each as
+    /// soon as it is, while slower ones finish (a server's start). Subscribers hear of
+    /// each batch; a call to a tool of a namespace still loading waits for it; see
+    /// [`ToolHost::is_loaded`]. Off by default: a built host serves everything it could
+    /// load.
+    pub fn serve_while_loading(mut self, on: bool) -> Self {
+        self.serve_while_loading = on;
+        self
+    }
+
     /// Serves a native tool in the layer named `layer` (added with [`Self::layer`], for
     /// example a [`Layer::native`], in the precedence the embedder chooses). A tool whose
     /// layer is missing fails the build.
@@ -276,16 +295,24 @@ impl ToolHostBuilder {
         for (layer, tool) in self.natives {
             natives.push(native_slot(&self.layers, &layer, tool, self.defaults).map_err(BuildError::NativeTool)?);
         }
-        let snapshot = load::build_snapshot(&core, &self.layers, None, natives, self.progress.as_ref()).await;
+        let (scan, loading) = load::Scan::start(&core, &self.layers, None, natives, self.progress.as_ref());
+        let (snapshot, loading, first_load, loaded) = if self.serve_while_loading {
+            let (first_load, loaded) = FirstLoad::start(&scan);
+            (scan.partial(0), Some((scan, loading)), first_load, Some(loaded))
+        } else {
+            (load::finish_loading(scan, loading).await, None, FirstLoad::done(), None)
+        };
         let metrics = self.metrics.then(|| {
             let metrics = Metrics::default();
-            metrics.record_reload(loads_between(None, &snapshot), snapshot.load_errors().count());
+            if loading.is_none() {
+                metrics.record_reload(loads_between(None, &snapshot), snapshot.load_errors().count());
+            }
             Arc::new(metrics)
         });
         let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
         drop_idle_code(Arc::downgrade(&snapshot), self.engine.drop_idle_code_after);
         let (changes, _) = tokio::sync::broadcast::channel(64);
-        Ok(ToolHost {
+        let host = ToolHost {
             core,
             layers: self.layers.into(),
             snapshot,
@@ -300,12 +327,19 @@ impl ToolHostBuilder {
             audit: Arc::new(audit),
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
             call_slot_capacity: self.max_concurrent_calls,
-        })
+            first_load,
+        };
+        if let (Some((scan, loading)), Some(loaded)) = (loading, loaded) {
+            // Taken before any reload can ask for it: reloads wait for the first load.
+            let serialized = host.reload_lock.clone().lock_owned().await;
+            tokio::spawn(host.clone().finish_first_load(scan, loading, loaded, serialized));
+        }
+        Ok(host)
     }
 }
 
 /// Components of `next` that were compiled or restored for it (not carried over).
-fn loads_between(previous: Option<&Snapshot>, next: &Snapshot) -> usize {
+pub(crate) fn loads_between(previous: Option<&Snapshot>, next: &Snapshot) -> usize {
     let before: std::collections::HashSet<*const LoadedComponent> = previous
         .into_iter()
         .flat_map(|snapshot| snapshot.components.iter().filter_map(|slot| slot.loaded.as_ref().map(Arc::as_ptr)))
@@ -386,6 +420,8 @@ pub struct ToolHost {
     pub(crate) call_slots: Arc<tokio::sync::Semaphore>,
     /// How many calls may run at once.
     call_slot_capacity: usize,
+    /// What the first load has left to do.
+    pub(crate) first_load: FirstLoad,
 }
 
 impl ToolHost {
@@ -483,6 +519,11 @@ impl ToolHost {
         if let Some(metrics) = &self.metrics {
             metrics.record_reload(loads_between(Some(previous), &next), change.errors.len());
         }
+        self.publish_change(next, change)
+    }
+
+    /// Publishes `next` and tells subscribers what changed; counts nothing.
+    pub(crate) fn publish_change(&self, next: Snapshot, change: RegistryChange) -> RegistryChange {
         self.snapshot.store(Arc::new(next));
         if !change.is_empty() {
             let _ = self.changes.send(change.clone());

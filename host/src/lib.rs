@@ -40,6 +40,7 @@ mod call;
 mod config;
 mod contract;
 mod error;
+mod first_load;
 mod host;
 mod metrics;
 pub mod names;
@@ -80,5 +81,5 @@ pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, T
 pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};
 pub use crate::sandbox::outbound::{Resolve, SystemResolver};
 pub use crate::sandbox::output::{CapturedOutput, LogLine};
-pub use crate::schema::{ArgumentShape, Schema, WRAPPED_INPUT};
+pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
 pub use crate::serve::definitions::ExportFormat;

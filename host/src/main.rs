@@ -315,9 +315,10 @@ impl HostOptions {
         if lifetime == Lifetime::OneShot {
             config.engine.tiering = Tiering::OptimizedOnly;
         }
-        // A server keeps numbers for `GET /metrics`; a one-shot command has no one to
-        // show them to.
-        let mut builder = config.builder().metrics(lifetime == Lifetime::Serving);
+        // A server keeps numbers for `GET /metrics` (a one-shot command has no one to
+        // show them to), and answers while slow components are still loading.
+        let serving = lifetime == Lifetime::Serving;
+        let mut builder = config.builder().metrics(serving).serve_while_loading(serving);
         if self.no_cache {
             builder = builder.compile_cache(CacheSetting::Disabled);
         } else if let Some(dir) = &self.cache_dir {
@@ -400,11 +401,14 @@ async fn call(
         Err(mut target) => (None, target.pop().unwrap_or_default()),
     };
     let stdin_is_input = input.is_none();
-    let input = match read_input(input)? {
+    let (input, input_bytes) = read_input(input)?;
+    let input = match input {
         Ok(input) => input,
         Err(reason) => {
             let violations = vec![Violation { pointer: String::new(), reason }];
-            return Ok(report_error(&CallError::InputInvalid { tool: name, violations }));
+            let error = CallError::InputInvalid { tool: name.clone(), violations };
+            let call = toolhost::CallReport::refused(options.caller.clone(), name, input_bytes, error.clone());
+            return Ok(finish_call(report.then_some(&call), Err(CallFailure::Call(error))));
         }
     };
     let namespace = toolhost::names::unmap(&name).unwrap_or_else(|| name.clone());
@@ -416,41 +420,86 @@ async fn call(
     let approver = terminal_approver(stdin_is_input);
     let call_options = toolhost::CallOptions { approver: Some(approver), ..Default::default() };
     let call = host.call_with(&options.caller, &name, input, &call_options).await;
-    if report {
-        print_json(&serde_json::to_value(&call)?);
-    }
     if let Some(reason) = &call.hidden_because {
         eprintln!("note: the tool is hidden from {}: {}", Escaped(&options.caller.to_string()), Escaped(reason));
     }
-    Ok(match call.outcome {
-        Ok(output) => {
-            if !report {
-                print_json(&output);
-            }
-            ExitCode::SUCCESS
-        }
+    let outcome = match &call.outcome {
+        Ok(output) => Ok(output),
         // The tool may well be in a file that did not load: say so, rather than "no
         // such tool".
-        Err(error @ CallError::NotFound { .. }) => match host.snapshot().load_error_in_namespace_of(&name) {
-            Some(load_error) => {
-                let line = format!("no tool named `{name}` is served; {load_error}");
-                eprintln!("error[load]: {}", Escaped(&line));
-                ExitCode::from(exit::LOAD)
-            }
+        Err(error @ CallError::NotFound { .. }) => Err(match host.snapshot().load_error_in_namespace_of(&name) {
+            Some(load_error) => CallFailure::Load(format!("no tool named `{name}` is served; {load_error}")),
             // Only the name's namespace was loaded: find the close matches among all.
             None if namespace.is_some() => {
                 let everything = options.build(dir, Lifetime::OneShot).await?;
-                report_error(&everything.describe(&options.caller, &name).err().unwrap_or(error))
+                CallFailure::Call(everything.describe(&options.caller, &name).err().unwrap_or_else(|| error.clone()))
             }
-            None => report_error(&error),
-        },
-        Err(error) => report_error(&error),
-    })
+            None => CallFailure::Call(error.clone()),
+        }),
+        Err(error) => Err(CallFailure::Call(error.clone())),
+    };
+    Ok(finish_call(report.then_some(&call), outcome))
 }
 
-/// The call's input: the `--input` text, else stdin; `Ok(Err(reason))` when it is not
-/// JSON.
-fn read_input(input: Option<String>) -> anyhow::Result<Result<Value, String>> {
+/// Why `toolhost call` failed. Its kind is said once and agrees everywhere: the
+/// `error[KIND]` line, the exit code and the `--report` JSON's `error.kind`.
+enum CallFailure {
+    /// The call's own error.
+    Call(CallError),
+    /// No such tool is served because the file that would hold it did not load.
+    Load(String),
+}
+
+impl CallFailure {
+    fn kind(&self) -> &'static str {
+        match self {
+            CallFailure::Call(error) => error.kind().as_str(),
+            CallFailure::Load(_) => "load",
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            CallFailure::Call(error) => error.to_string(),
+            CallFailure::Load(message) => message.clone(),
+        }
+    }
+
+    fn exit_code(&self) -> u8 {
+        match self {
+            CallFailure::Call(error) => error.kind().exit_code(),
+            CallFailure::Load(_) => exit::LOAD,
+        }
+    }
+}
+
+/// Prints how a call ended — the report when asked for, else the output — and the
+/// failure's line, and returns its exit code.
+fn finish_call(report: Option<&toolhost::CallReport>, outcome: Result<&Value, CallFailure>) -> ExitCode {
+    if let Some(call) = report {
+        let mut json = serde_json::to_value(call).unwrap_or_else(|e| json!({ "report": e.to_string() }));
+        if let Err(failure) = &outcome {
+            json["error"] = json!({ "kind": failure.kind(), "message": failure.message() });
+        }
+        print_json(&json);
+    }
+    match outcome {
+        Ok(output) => {
+            if report.is_none() {
+                print_json(output);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            eprintln!("error[{}]: {}", failure.kind(), Escaped(&failure.message()));
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+/// The call's input — the `--input` text, else stdin — or why it is not JSON, and its
+/// size in bytes.
+fn read_input(input: Option<String>) -> anyhow::Result<(Result<Value, String>, u64)> {
     let text = match input {
         Some(text) => text,
         None => {
@@ -459,7 +508,13 @@ fn read_input(input: Option<String>) -> anyhow::Result<Result<Value, String>> {
             text
         }
     };
-    Ok(serde_json::from_str(&text).map_err(|e| format!("input is not JSON: {e}")))
+    // The parser stops at 128 levels, past the host's limit on nesting: such an input is
+    // refused for its depth, as every front end refuses it.
+    let parsed = serde_json::from_str(&text).map_err(|e| match e.to_string().starts_with("recursion limit exceeded") {
+        true => toolhost::too_deep_reason(),
+        false => format!("input is not JSON: {e}"),
+    });
+    Ok((parsed, text.len() as u64))
 }
 
 /// How much of a call's input the terminal question shows.
@@ -504,7 +559,7 @@ struct HttpServe {
 
 async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServe>) -> anyhow::Result<ExitCode> {
     let config = options.config()?;
-    let tokens = config.tokens.clone();
+    let (tokens, limits) = (config.tokens.clone(), config.http.clone());
     let host = options.build_from(config, dir, Lifetime::Serving).await?;
     for error in host.load_errors() {
         eprintln!("warning: {}", Escaped(&error.to_string()));
@@ -518,6 +573,7 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
                 extra_allowed_hosts: http.allow_hosts,
                 tokens,
                 insecure_no_auth: http.insecure_no_auth,
+                limits,
             };
             http_options.check_exposure(listener.local_addr()?)?;
             eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::serve::HTTP_PATH);
@@ -526,11 +582,6 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn report_error(error: &CallError) -> ExitCode {
-    eprintln!("error[{}]: {}", error.kind(), Escaped(&error.to_string()));
-    ExitCode::from(error.kind().exit_code())
 }
 
 fn print_json(value: &Value) {

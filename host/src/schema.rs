@@ -9,6 +9,44 @@ use crate::error::Violation;
 /// so many that a hostile document makes a huge error.
 const MAX_VIOLATIONS: usize = 16;
 
+/// Levels of arrays and objects a tool's input may nest: far more than any tool's
+/// arguments need, and below the 128 at which the transports' JSON parser stops, so every
+/// front end refuses a deeper input the same way, as invalid input with its own reason.
+pub const MAX_INPUT_DEPTH: usize = 64;
+
+/// Why an input nested deeper than [`MAX_INPUT_DEPTH`] is refused.
+pub fn too_deep_reason() -> String {
+    format!("nested deeper than {MAX_INPUT_DEPTH} levels of arrays and objects, the limit for a tool's input")
+}
+
+/// The violation of an input nested deeper than [`MAX_INPUT_DEPTH`], at the first value
+/// past the limit. Checked before the schema, whose validator recurses.
+pub(crate) fn nesting_violation(input: &Value) -> Option<Violation> {
+    /// The path to the first value past the limit, innermost segment first. Recursion
+    /// is safe here: it stops at the limit. Nothing is allocated unless the limit is
+    /// passed.
+    fn too_deep(value: &Value, levels_left: usize) -> Option<Vec<String>> {
+        let found = match value {
+            Value::Array(_) | Value::Object(_) if levels_left == 0 => return Some(Vec::new()),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, item)| too_deep(item, levels_left - 1).map(|path| (path, i.to_string()))),
+            Value::Object(map) => map.iter().find_map(|(key, item)| {
+                too_deep(item, levels_left - 1).map(|path| (path, key.replace('~', "~0").replace('/', "~1")))
+            }),
+            _ => None,
+        };
+        found.map(|(mut path, segment)| {
+            path.push(segment);
+            path
+        })
+    }
+    let path = too_deep(input, MAX_INPUT_DEPTH)?;
+    let pointer = path.iter().rev().map(|segment| format!("/{segment}")).collect();
+    Some(Violation { pointer, reason: too_deep_reason() })
+}
+
 /// A tool's schema in both forms: the JSON the tool declared (for listing and export)
 /// and the compiled validator (for calls).
 #[derive(Clone)]
@@ -38,7 +76,10 @@ impl Schema {
         let validator = jsonschema::options()
             .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(&json)
-            .map_err(|e| format!("invalid JSON Schema: {e}"))?;
+            .map_err(|e| match error_location(&json, &e) {
+                Some(pointer) => format!("invalid JSON Schema at `{pointer}`: {e}"),
+                None => format!("invalid JSON Schema: {e}"),
+            })?;
         Ok(Schema { json, validator: std::sync::Arc::new(validator) })
     }
 
@@ -65,6 +106,18 @@ impl Schema {
             .collect();
         Err(violations)
     }
+}
+
+/// Where in `schema` the compile error is, as a JSON pointer: a violation of the
+/// meta-schema is located by its instance path (the schema is the instance checked), a
+/// keyword that does not compile (a `pattern`) by its schema path. Neither locates a
+/// reference that does not resolve, whose message names it.
+fn error_location(schema: &Value, error: &jsonschema::ValidationError) -> Option<String> {
+    [error.instance_path(), error.schema_path()]
+        .into_iter()
+        .map(|location| location.as_str())
+        .find(|pointer| !pointer.is_empty() && schema.pointer(pointer).is_some())
+        .map(str::to_owned)
 }
 
 /// How a tool's input travels where a consumer passes arguments as one JSON object (an
@@ -121,8 +174,28 @@ pub(crate) fn local_definition<'a>(root: &'a Value, reference: &str) -> Option<&
 
 #[cfg(test)]
 mod tests {
-    use super::{ArgumentShape, Schema, argument_shape};
-    use serde_json::json;
+    use super::{ArgumentShape, MAX_INPUT_DEPTH, Schema, argument_shape, nesting_violation};
+    use serde_json::{Value, json};
+
+    fn nested(levels: usize) -> Value {
+        (0..levels)
+            .fold(json!(1), |inner, level| if level % 2 == 0 { json!([0, inner]) } else { json!({ "a/b": inner }) })
+    }
+
+    #[test]
+    fn inputs_nest_up_to_the_limit_and_the_first_value_past_it_is_named() {
+        assert_eq!(nesting_violation(&nested(MAX_INPUT_DEPTH)), None);
+        assert_eq!(nesting_violation(&json!("flat")), None);
+        let violation = nesting_violation(&nested(MAX_INPUT_DEPTH + 1)).expect("too deep");
+        assert!(violation.reason.contains("nested deeper than 64 levels"), "{}", violation.reason);
+        // The outermost value is the 65th level's container; the pointer leads to the
+        // 65th container, through 64 segments that alternate between `/1` and `/a~1b`.
+        let segments: Vec<&str> = violation.pointer.split('/').skip(1).collect();
+        assert_eq!(segments.len(), MAX_INPUT_DEPTH);
+        assert!(segments.iter().all(|segment| ["1", "a~1b"].contains(segment)), "{}", violation.pointer);
+        let far_deeper = nesting_violation(&nested(1000)).expect("too deep");
+        assert_eq!(far_deeper.pointer.matches('/').count(), MAX_INPUT_DEPTH);
+    }
 
     #[test]
     fn inputs_that_are_not_plain_objects_travel_wrapped() {

@@ -140,6 +140,54 @@ fn a_tool_of_a_component_that_failed_to_load_is_a_load_error() {
     assert_eq!(output.status.code(), Some(3));
 }
 
+/// `--report` prints the report whatever happens, and its error kind is the one of the
+/// `error[KIND]` line and of the exit code — also where the CLI, not the call, decides
+/// the failure (input that is not JSON, a tool missing because its file did not load).
+#[test]
+fn the_report_names_the_same_error_kind_as_the_exit_code_and_the_error_line() {
+    let tools = ToolsDir::with_examples();
+    tools.install("hostile", "hostile", "hostile");
+    tools.write("units", "convert.wasm", b"\0asm\x0d\0\x01\0truncated");
+    let dir = tools.path().to_str().unwrap();
+    let nested = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+    let (deep, deeper) = (nested(toolhost::MAX_INPUT_DEPTH + 1), nested(200));
+    let cases: [(&str, &str, Option<&str>); 9] = [
+        ("math/add", r#"{"numbers":[1,2]}"#, None),
+        ("math/add", "{not json", Some("input_invalid")),
+        ("json/get", &deep, Some("input_invalid")),
+        ("json/get", &deeper, Some("input_invalid")),
+        ("math/ad", "{}", Some("not_found")),
+        ("units/convert", "{}", Some("load")),
+        ("hostile/fail", r#"{"message":"no"}"#, Some("failed")),
+        ("hostile/panic", r#"{"message":"boom"}"#, Some("trap")),
+        ("hostile/bad_output", "{}", Some("output_invalid")),
+    ];
+    for (tool, input, kind) in cases {
+        let output = toolhost(&["call", dir, tool, "--report", "--input", input], None);
+        let report = stdout_json(&output);
+        let code = output.status.code();
+        let Some(kind) = kind else {
+            assert_eq!((code, &report["error"]), (Some(0), &Value::Null), "{tool}: {report}");
+            assert_eq!(report["output"], json!({ "value": 3.0 }));
+            continue;
+        };
+        assert_eq!(report["error"]["kind"], kind, "{tool} {input:.40}: {report}");
+        let expected_code = match kind {
+            "load" => toolhost::exit::LOAD,
+            kind => toolhost::ErrorKind::ALL.iter().find(|k| k.as_str() == kind).unwrap().exit_code(),
+        };
+        assert_eq!(code, Some(i32::from(expected_code)), "{tool}: {}", String::from_utf8_lossy(&output.stderr));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr.lines().last().unwrap_or_default();
+        assert!(line.starts_with(&format!("error[{kind}]: ")), "{tool}: {line}");
+        let message = report["error"]["message"].as_str().unwrap();
+        assert!(line.ends_with(&*toolhost::text::for_terminal(message)), "{tool}: {line} vs {report}");
+        if tool == "json/get" {
+            assert!(line.contains("nested deeper than 64 levels"), "{line}");
+        }
+    }
+}
+
 /// Each limit, and the caller policy, has its own exit code and one line on stderr.
 #[test]
 fn limits_and_policy_have_their_own_exit_codes() {

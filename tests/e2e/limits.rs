@@ -113,6 +113,44 @@ async fn a_log_flood_is_truncated_with_a_note_and_the_call_succeeds() {
     }
 }
 
+/// Bytes kept of everything a call wrote besides its result.
+fn kept_bytes(captured: &toolhost::CapturedOutput) -> u64 {
+    let log: usize = captured.log.iter().map(|line| line.message.len()).sum();
+    (captured.stdout.len() + captured.stderr.len() + log) as u64
+}
+
+#[tokio::test]
+async fn kept_and_dropped_output_add_up_to_what_the_guest_wrote() {
+    let (_tools, host) = hostile_host("[limits]\nmax_log = \"8 KiB\"\n", Tiering::OptimizedOnly).await;
+    // Many short lines whose two-byte characters the budget cuts, then one huge line
+    // that is dropped whole; and a few lines, then one huge line cut on a character.
+    for (lines, line_bytes, huge) in [(1000, 101, 1_000_000), (3, 11, 30_000), (0, 0, 3_000_000), (10, 0, 0)] {
+        let input = json!({ "lines": lines, "line_bytes": line_bytes, "huge": huge });
+        let report = host.call_detailed("hostile/log_lines", input.clone()).await;
+        let sent = report.outcome.as_ref().expect("the call succeeds")["bytes"].as_u64().unwrap();
+        let captured = &report.captured;
+        assert_eq!(kept_bytes(captured) + captured.dropped_bytes, sent, "{input}");
+        assert!(kept_bytes(captured) <= 8 << 10, "{input}: kept {}", kept_bytes(captured));
+    }
+    let report = host.call_detailed("hostile/log_lines", json!({ "lines": 3, "line_bytes": 11, "huge": 30_000 })).await;
+    let last = report.captured.log.last().expect("the huge line is kept in part");
+    assert!(last.level == "warn" && last.message.starts_with("€€€") && last.message.len() < 8 << 10, "{last:?}");
+    assert_still_serving(&host).await;
+}
+
+#[tokio::test]
+async fn random_bytes_past_the_memory_limit_are_refused_before_the_host_allocates_them() {
+    let (_tools, host) = hostile_host("[limits]\nmemory = \"4 MiB\"\n", Tiering::OptimizedOnly).await;
+    let granted = host.call("hostile/random_bytes", json!({ "bytes": 1 << 20 })).await;
+    assert_eq!(granted, Ok(json!({ "bytes": 1 << 20 })));
+    // Without the bound the host would build 512 MiB of random bytes and only then find
+    // the guest cannot take them (a memory-limit error).
+    let error = host.call("hostile/random_bytes", json!({ "bytes": 512u64 << 20 })).await.unwrap_err();
+    let CallError::Trap { message, .. } = &error else { panic!("expected a trap, got {error:?}") };
+    assert!(message.contains("exceeds limit 4194304"), "{message}");
+    assert_still_serving(&host).await;
+}
+
 #[tokio::test]
 async fn ten_hostile_calls_at_once_do_not_starve_a_normal_call() {
     for tiering in TIERS {

@@ -440,3 +440,50 @@ async fn code_without_a_cache_entry_stays_resident() {
     let component = host.snapshot().tools["math/add"].source.component().unwrap().clone();
     assert_eq!(component.tier(), Some(Tier::Optimized), "nothing could map it again, so it stays");
 }
+
+/// A server's start: each component is served once it loads, while components whose
+/// `list-tools` never returns spend their own time limit only. Until a namespace's files
+/// are loaded a call into it waits rather than hearing "not found", and no lower layer
+/// serves a tool a higher layer's file still loading may override.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_slow_components_load_the_loaded_ones_are_served() {
+    let project = ToolsDir::new();
+    let stdlib = ToolsDir::new();
+    let endless_listing = "[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"4s\"\n";
+    // More endless listings than cores: none may hold up the other files' loads.
+    for namespace in ["slow1", "slow2", "slow3", "text"] {
+        project.install("slow-listing", namespace, "slow");
+        project.manifest(namespace, "slow", endless_listing);
+    }
+    stdlib.install("math", "math", "math");
+    stdlib.install("text", "text", "text");
+    let host = ToolHost::builder()
+        .layer(layer("project", &project, false))
+        .layer(layer("stdlib", &stdlib, true))
+        .compile_cache(CacheSetting::Disabled)
+        .serve_while_loading(true)
+        .build()
+        .await
+        .unwrap();
+    assert!(!host.is_loaded());
+
+    assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await, Ok(json!({ "value": 3.0 })));
+    assert!(!host.is_loaded(), "math answered while the endless listings still ran");
+    let served = host.snapshot();
+    assert!(served.generation >= 1 && served.tools.contains_key("math/add"), "a partial snapshot serves math");
+    // The project's `text/slow.wasm` may yet override the stdlib's text tools.
+    assert!(!served.tools.keys().any(|name| name.starts_with("text/")), "{:?}", served.tools.keys());
+
+    // So a call to one waits for that file, which runs out of time; then the stdlib answers.
+    let slug = host.call("text/slugify", json!({ "text": "Crème brûlée" })).await;
+    assert_eq!(slug, Ok(json!({ "slug": "creme-brulee" })));
+    let failed: Vec<String> = host.load_errors().iter().map(ToString::to_string).collect();
+    assert!(failed.iter().any(|error| error.contains("text/slow.wasm")), "{failed:?}");
+
+    host.loaded().await;
+    assert!(host.is_loaded());
+    let failed: Vec<String> = host.load_errors().iter().map(ToString::to_string).collect();
+    assert_eq!(failed.len(), 4, "{failed:?}");
+    assert!(failed.iter().all(|error| error.contains("slow.wasm") && error.contains("4s")), "{failed:?}");
+    assert_eq!(host.call("slow1/anything", json!({})).await.unwrap_err().kind(), toolhost::ErrorKind::NotFound);
+}

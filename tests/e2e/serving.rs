@@ -365,3 +365,64 @@ fn metrics_count_calls_by_tool_and_outcome_slots_in_use_and_loads() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Sends `tools/list` over stdio; returns the listed names and whether a
+/// `notifications/tools/list_changed` came before the answer.
+fn stdio_tool_names(session: &mut StdioSession, id: u64) -> (Vec<String>, bool) {
+    session.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" }));
+    let mut list_changed = false;
+    loop {
+        let message = session.receive();
+        if message["method"] == "notifications/tools/list_changed" {
+            list_changed = true;
+        }
+        if message["id"] == id {
+            let tools = message["result"]["tools"].as_array().expect("a tools/list answer").iter();
+            return (tools.map(|tool| tool["name"].as_str().unwrap().to_owned()).collect(), list_changed);
+        }
+    }
+}
+
+/// `toolhost serve` answers as soon as a component is loaded, while a slower one is
+/// still loading; a tool the slow file may override is not served until it is done, and
+/// the client hears `list_changed` when that tool is served.
+#[test]
+fn the_server_answers_while_a_slow_component_loads_and_says_when_more_is_served() {
+    let project = ToolsDir::new();
+    project.install("slow-listing", "text", "slow");
+    project.manifest("text", "slow", "[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"8s\"\n");
+    let lower = ToolsDir::with_examples();
+    let stderr = tempfile::NamedTempFile::new().unwrap();
+    let mut command = Command::new(toolhost_bin());
+    command.arg("--root").arg(project.path()).arg("--root").arg(lower.path()).args(["--no-cache", "serve"]);
+    command.stderr(stderr.reopen().unwrap());
+    let mut session = StdioSession::start(command);
+    // Should list_changed never come, the read below ends with the server, not never.
+    let (done, watchdog) = std::sync::mpsc::channel::<()>();
+    let pid = session.pid();
+    std::thread::spawn(move || {
+        if watchdog.recv_timeout(Duration::from_secs(90)).is_err() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    });
+
+    let answer = session.call("math/add", &json!({ "numbers": [2, 2] }));
+    assert_eq!(answer["result"]["structuredContent"], json!({ "value": 4.0 }), "{answer}");
+    let (names, _) = stdio_tool_names(&mut session, 1000);
+    let log = std::fs::read_to_string(stderr.path()).unwrap();
+    assert!(!log.contains("slow.wasm"), "the slow listing has not run out of time yet: {log}");
+    assert!(names.iter().any(|name| name.contains("add")), "{names:?}");
+    assert!(!names.iter().any(|name| name.starts_with("text")), "text may still be overridden: {names:?}");
+
+    // The slow file runs out of time; the text tools are served, and the client told.
+    let mut list_changed = false;
+    while !list_changed {
+        let message = session.receive();
+        list_changed = message["method"] == "notifications/tools/list_changed";
+    }
+    let (names, _) = stdio_tool_names(&mut session, 1001);
+    assert!(names.iter().any(|name| name.starts_with("text") && name.contains("slugify")), "{names:?}");
+    let log = std::fs::read_to_string(stderr.path()).unwrap();
+    assert!(log.contains("text/slow.wasm") && log.contains("8s time limit"), "{log}");
+    drop(done);
+}

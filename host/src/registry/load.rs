@@ -2,7 +2,7 @@
 //! ones whose files are unchanged since the previous snapshot, load the rest in
 //! parallel, and keep the last good version of a file that no longer loads.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,28 +42,111 @@ pub(crate) async fn build_snapshot(
     natives: Vec<NativeSlot>,
     progress: Option<&ProgressFn>,
 ) -> Snapshot {
-    let mut discovered = Vec::new();
-    let mut discovery_errors = Vec::new();
-    for (index, layer) in layers.iter().enumerate() {
-        let (found, errors) = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
-        discovered.extend(found);
-        discovery_errors.extend(errors);
+    let (scan, loading) = Scan::start(core, layers, previous, natives, progress);
+    finish_loading(scan, loading).await
+}
+
+/// Waits for every file of `scan` to load (or fail) and builds the snapshot.
+pub(crate) async fn finish_loading(mut scan: Scan, mut loading: Loading) -> Snapshot {
+    while let Some((order, slot)) = loading.next().await {
+        scan.fill(order, slot);
     }
-    let (mut slots, to_load) = reuse_unchanged(discovered, previous);
-    let loaded_any = !to_load.is_empty();
-    for (order, slot) in load_changed(core, to_load, progress).await {
-        slots[order] = Some(slot);
+    scan.finish()
+}
+
+/// What a (re)load found: a slot per discovered file, filled as its load finishes.
+pub(crate) struct Scan {
+    generation: u64,
+    layers: Vec<Layer>,
+    slots: Vec<Option<ComponentSlot>>,
+    /// Layer and namespace of each slot, filled or not.
+    places: Vec<(usize, String)>,
+    natives: Vec<NativeSlot>,
+    discovery_errors: Vec<LoadError>,
+    loaded_any: bool,
+}
+
+impl Scan {
+    /// Discovers every file and starts loading the changed ones.
+    pub fn start(
+        core: &Arc<Core>,
+        layers: &[Layer],
+        previous: Option<&Snapshot>,
+        natives: Vec<NativeSlot>,
+        progress: Option<&ProgressFn>,
+    ) -> (Scan, Loading) {
+        let mut discovered = Vec::new();
+        let mut discovery_errors = Vec::new();
+        for (index, layer) in layers.iter().enumerate() {
+            let (found, errors) = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
+            discovered.extend(found);
+            discovery_errors.extend(errors);
+        }
+        let places = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
+        let (slots, to_load) = reuse_unchanged(discovered, previous);
+        let scan = Scan {
+            generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
+            layers: layers.to_vec(),
+            slots,
+            places,
+            natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
+            discovery_errors,
+            loaded_any: !to_load.is_empty(),
+        };
+        (scan, Loading::start(core, to_load, progress))
     }
-    if loaded_any {
-        resident::return_freed_memory();
+
+    pub fn fill(&mut self, order: usize, slot: ComponentSlot) {
+        self.slots[order] = Some(slot);
     }
-    Snapshot::build(Parts {
-        generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
-        layers: layers.to_vec(),
-        components: slots.into_iter().flatten().collect(),
-        natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
-        discovery_errors,
-    })
+
+    /// Namespaces with a file still loading.
+    pub fn pending_namespaces(&self) -> BTreeSet<String> {
+        self.pending().map(|(_, namespace)| namespace.to_owned()).collect()
+    }
+
+    fn pending(&self) -> impl Iterator<Item = (usize, &str)> {
+        let unfilled = self.slots.iter().zip(&self.places).filter(|(slot, _)| slot.is_none());
+        unfilled.map(|(_, (layer, namespace))| (*layer, namespace.as_str()))
+    }
+
+    /// What can be served while files are still loading, as snapshot `generation`: the
+    /// loaded files, except that a namespace with a file still loading in some layer
+    /// serves nothing from lower layers yet — the file may override any of its tools,
+    /// and a tool the operator overrode must never answer, not even during a start.
+    pub fn partial(&self, generation: u64) -> Snapshot {
+        let pending: Vec<(usize, &str)> = self.pending().collect();
+        let overridable = |layer: usize, namespace: &str| pending.iter().any(|(l, ns)| *l < layer && *ns == namespace);
+        let components = self.slots.iter().flatten().filter(|slot| !overridable(slot.layer, &slot.namespace));
+        let natives = self.natives.iter().filter(|native| !overridable(native.layer, &native.tool.namespace));
+        Snapshot::build(Parts {
+            generation,
+            layers: self.layers.clone(),
+            components: components.cloned().collect(),
+            natives: natives.cloned().collect(),
+            discovery_errors: self.discovery_errors.clone(),
+        })
+    }
+
+    /// The snapshot once every file is loaded (or failed), with the generation after
+    /// the one `start` was given.
+    pub fn finish(self) -> Snapshot {
+        if self.loaded_any {
+            resident::return_freed_memory();
+        }
+        Snapshot::build(Parts {
+            generation: self.generation,
+            layers: self.layers,
+            components: self.slots.into_iter().flatten().collect(),
+            natives: self.natives,
+            discovery_errors: self.discovery_errors,
+        })
+    }
+
+    /// Sets the generation `finish` gives, after partial snapshots took some.
+    pub fn set_generation(&mut self, generation: u64) {
+        self.generation = generation;
+    }
 }
 
 /// A component file that needs loading: its place among the slots, what was found, its
@@ -107,42 +190,48 @@ fn reuse_unchanged(
     (slots, to_load)
 }
 
-/// Loads the files in parallel, at most one per core, reporting progress as each
-/// finishes; returns each slot with its order.
-async fn load_changed(
-    core: &Arc<Core>,
-    to_load: Vec<ToLoad>,
-    progress: Option<&ProgressFn>,
-) -> Vec<(usize, ComponentSlot)> {
-    let total = to_load.len();
-    if let Some(progress) = progress {
-        progress(LoadProgress::Started { total });
-    }
-    // Compiling is CPU-bound: more loads at once than cores only multiplies the memory
-    // held by half-built components.
-    let parallel_loads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16);
-    let load_slots = Arc::new(tokio::sync::Semaphore::new(parallel_loads));
-    let mut tasks = tokio::task::JoinSet::new();
-    for ToLoad { order, found, fingerprint, last_good } in to_load {
-        let core = core.clone();
-        let load_slots = load_slots.clone();
-        tasks.spawn(async move {
-            let _slot = load_slots.acquire_owned().await;
-            let result = load_catching_panics(&core, &found).await;
-            (order, slot_from(found, fingerprint, result, last_good))
-        });
-    }
-    let mut loaded = Vec::with_capacity(total);
-    while let Some(joined) = tasks.join_next().await {
-        // Only a cancelled task fails to join (the runtime is shutting down).
-        let Ok((order, slot)) = joined else { continue };
+/// Files loading in parallel; dropping it stops them. Compiling is bounded by the
+/// host's compile slots, not here: a component whose `list-tools` is slow holds no
+/// compile slot, and costs its own time limit only.
+pub(crate) struct Loading {
+    tasks: tokio::task::JoinSet<(usize, ComponentSlot)>,
+    done: usize,
+    total: usize,
+    progress: Option<ProgressFn>,
+}
+
+impl Loading {
+    fn start(core: &Arc<Core>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
+        let total = to_load.len();
         if let Some(progress) = progress {
-            let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
-            progress(LoadProgress::Loaded { done: loaded.len() + 1, total, path: slot.path.clone(), from_cache });
+            progress(LoadProgress::Started { total });
         }
-        loaded.push((order, slot));
+        let mut tasks = tokio::task::JoinSet::new();
+        for ToLoad { order, found, fingerprint, last_good } in to_load {
+            let core = core.clone();
+            tasks.spawn(async move {
+                let result = load_catching_panics(&core, &found).await;
+                (order, slot_from(found, fingerprint, result, last_good))
+            });
+        }
+        Loading { tasks, done: 0, total, progress: progress.cloned() }
     }
-    loaded
+
+    /// The next file to finish, with its place among the slots; `None` when all have.
+    /// Cancel-safe.
+    pub async fn next(&mut self) -> Option<(usize, ComponentSlot)> {
+        loop {
+            // Only a cancelled task fails to join (the runtime is shutting down).
+            let Ok((order, slot)) = self.tasks.join_next().await? else { continue };
+            self.done += 1;
+            if let Some(progress) = &self.progress {
+                let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
+                let (done, total, path) = (self.done, self.total, slot.path.clone());
+                progress(LoadProgress::Loaded { done, total, path, from_cache });
+            }
+            return Some((order, slot));
+        }
+    }
 }
 
 /// A bug in a loader must cost one file, not the file's last good version nor the

@@ -99,15 +99,17 @@ pub(crate) fn content_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// Compiles component bytes with `engine`. CPU-heavy: runs on the blocking pool.
-async fn compile_with(engine: &TierEngine, bytes: Arc<[u8]>) -> Result<Component, String> {
-    let engine = engine.engine.clone();
-    tokio::task::spawn_blocking(move || Component::new(&engine, &bytes).map_err(|e| format!("{e:#}")))
-        .await
-        .map_err(|e| format!("compilation panicked: {e}"))?
-}
-
 impl Loader<'_> {
+    /// Compiles component bytes with `engine`, in one of the host's compile slots.
+    /// CPU-heavy: runs on the blocking pool.
+    async fn compile_with(&self, engine: &TierEngine, bytes: Arc<[u8]>) -> Result<Component, String> {
+        let _slot = self.core.compile_slots.acquire().await.map_err(|_| "the host is shutting down".to_owned())?;
+        let engine = engine.engine.clone();
+        tokio::task::spawn_blocking(move || Component::new(&engine, &bytes).map_err(|e| format!("{e:#}")))
+            .await
+            .map_err(|e| format!("compilation panicked: {e}"))?
+    }
+
     /// Links a compiled component and reads its tools: through the toolbox contract
     /// (`list-tools`, run in a sandbox with the component's limits and no grants) or,
     /// without it, from its plain exported functions. Baseline code comes back with the
@@ -232,7 +234,7 @@ impl Loader<'_> {
         }
         let bytes: Arc<[u8]> = bytes.into();
         if let Some(baseline) = self.core.baseline() {
-            match compile_with(baseline, bytes.clone()).await {
+            match self.compile_with(baseline, bytes.clone()).await {
                 Ok(component) => {
                     let time = started.elapsed();
                     let (tier, bytes) = (Tier::Baseline, Some(bytes));
@@ -253,7 +255,8 @@ impl Loader<'_> {
                 }
             }
         }
-        let component = compile_with(optimized, bytes)
+        let component = self
+            .compile_with(optimized, bytes)
             .await
             .map_err(|reason| LoadError::new(path, LoadErrorKind::Invalid(reason)))?;
         let time = started.elapsed();
@@ -302,7 +305,7 @@ impl Loader<'_> {
                 if content_hash(&bytes) != component.hash {
                     return Err("its file changed on disk; the new version is served once it is reloaded".into());
                 }
-                let compiled = compile_with(optimized, bytes.into()).await?;
+                let compiled = self.compile_with(optimized, bytes.into()).await?;
                 self.store(&component.hash, compiled).await.0
             }
         };

@@ -54,9 +54,12 @@ impl Grants {
     /// lookups (cap-std), so `..`, absolute paths and symlinks cannot leave it. Raw
     /// sockets and name lookup are switched off here, explicitly, rather than left to a
     /// library default: outgoing traffic goes through `wasi:http` and its allow-list only.
-    pub(crate) fn wasi_context(&self, output: &OutputSink) -> Result<WasiCtx, String> {
+    ///
+    /// The host allocates the random bytes a guest asks for before handing them over:
+    /// no more than `memory_limit`, which the guest could not receive anyway.
+    pub(crate) fn wasi_context(&self, output: &OutputSink, memory_limit: u64) -> Result<WasiCtx, String> {
         let mut builder = WasiCtxBuilder::new();
-        builder.stdout(output.stdout()).stderr(output.stderr());
+        builder.stdout(output.stdout()).stderr(output.stderr()).max_random_size(memory_limit);
         builder
             .allow_tcp(false)
             .allow_udp(false)

@@ -91,22 +91,38 @@ impl OutputSink {
         CaptureStream { sink: self.clone(), stream: Stream::Stderr }
     }
 
-    /// Records a log line; returns false if it was dropped for lack of budget.
-    pub fn log(&self, level: LogLevel, message: &str) -> bool {
+    /// Records a log line, or as much of it as the budget holds, cut at a character
+    /// boundary; returns how many bytes were kept, `None` when none were. Kept and
+    /// dropped bytes always add up to the line's length.
+    pub fn log(&self, level: LogLevel, message: &str) -> Option<usize> {
         let mut buffers = self.lock();
-        let taken = buffers.admit(message.len());
-        if taken < message.len() {
-            return false;
+        let mut taken = buffers.admit(message.len());
+        while !message.is_char_boundary(taken) {
+            taken -= 1;
+            buffers.used -= 1;
+            buffers.dropped += 1;
         }
-        buffers.log.push(LogLine { level: level_name(level), message: message.to_owned() });
-        true
+        if taken == 0 {
+            return None;
+        }
+        buffers.log.push(LogLine { level: level_name(level), message: message[..taken].to_owned() });
+        Some(taken)
     }
 
+    /// The captured output. Bytes that are not UTF-8 show as U+FFFD, except a character
+    /// the budget cut in two: its first bytes count as dropped, so kept and dropped bytes
+    /// add up to what the guest wrote.
     pub fn take(&self) -> CapturedOutput {
         let mut buffers = self.lock();
+        let cut = buffers.dropped > 0;
+        let mut stdout = std::mem::take(&mut buffers.stdout);
+        let mut stderr = std::mem::take(&mut buffers.stderr);
+        if cut {
+            buffers.dropped += drop_split_character(&mut stdout) + drop_split_character(&mut stderr);
+        }
         CapturedOutput {
-            stdout: String::from_utf8_lossy(&std::mem::take(&mut buffers.stdout)).into_owned(),
-            stderr: String::from_utf8_lossy(&std::mem::take(&mut buffers.stderr)).into_owned(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
             log: std::mem::take(&mut buffers.log),
             dropped_bytes: buffers.dropped,
         }
@@ -127,6 +143,22 @@ impl OutputSink {
             Stream::Stderr => &mut buffers.stderr,
         };
         target.extend_from_slice(&bytes[..taken]);
+    }
+}
+
+/// Removes the first bytes of a character that ends past the buffer; returns how many.
+fn drop_split_character(bytes: &mut Vec<u8>) -> u64 {
+    let is_continuation = |byte: u8| byte & 0b1100_0000 == 0b1000_0000;
+    let last_start = (bytes.len().saturating_sub(4)..bytes.len()).rev().find(|&i| !is_continuation(bytes[i]));
+    let Some(start) = last_start else { return 0 };
+    match std::str::from_utf8(&bytes[start..]) {
+        // `error_len() == None`: the bytes are a valid beginning that ends too early.
+        Err(error) if error.valid_up_to() == 0 && error.error_len().is_none() => {
+            let split = bytes.len() - start;
+            bytes.truncate(start);
+            split as u64
+        }
+        _ => 0,
     }
 }
 
@@ -205,11 +237,40 @@ mod tests {
         let sink = OutputSink::new(10);
         sink.write(Stream::Stdout, b"hello ");
         sink.write(Stream::Stderr, b"world!");
-        assert!(!sink.log(LogLevel::Info, "too late"));
+        assert_eq!(sink.log(LogLevel::Info, "too late"), None);
         let out = sink.take();
         assert_eq!(out.stdout, "hello ");
         assert_eq!(out.stderr, "worl");
         assert!(out.log.is_empty());
         assert_eq!(out.dropped_bytes, 2 + 8);
+    }
+
+    #[test]
+    fn a_log_line_past_the_budget_keeps_what_fits_on_a_character_boundary() {
+        let sink = OutputSink::new(10);
+        sink.write(Stream::Stdout, b"1234");
+        // "é" is two bytes: the budget ends inside the second one.
+        assert_eq!(sink.log(LogLevel::Warn, "abcééé"), Some("abcé".len()));
+        // The byte left over is the next line's.
+        assert_eq!(sink.log(LogLevel::Info, "more"), Some(1));
+        assert_eq!(sink.log(LogLevel::Info, "none"), None);
+        let out = sink.take();
+        let kept: Vec<&str> = out.log.iter().map(|line| line.message.as_str()).collect();
+        assert_eq!(kept, ["abcé", "m"]);
+        let kept = out.stdout.len() + out.log.iter().map(|line| line.message.len()).sum::<usize>();
+        assert_eq!(kept as u64 + out.dropped_bytes, 4 + "abcééé".len() as u64 + 4 + 4);
+    }
+
+    #[test]
+    fn a_character_the_budget_cuts_in_stdout_counts_as_dropped() {
+        let sink = OutputSink::new(4);
+        sink.write(Stream::Stdout, "ab€".as_bytes()); // "€" is three bytes; one is past the budget.
+        let out = sink.take();
+        assert_eq!(out.stdout, "ab");
+        assert_eq!(out.dropped_bytes, 3);
+        // Not cut by the budget: an unfinished character is the guest's and stays (as U+FFFD).
+        let sink = OutputSink::new(100);
+        sink.write(Stream::Stderr, &"€".as_bytes()[..2]);
+        assert_eq!(sink.take().stderr, "\u{fffd}");
     }
 }

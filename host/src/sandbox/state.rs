@@ -47,8 +47,8 @@ impl contract::toolhost::tool::types::Host for SandboxState {}
 
 impl contract::toolhost::tool::host::Host for SandboxState {
     fn log(&mut self, level: LogLevel, message: String) {
-        if self.output.log(level, &message) {
-            tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{}", Escaped(&message));
+        if let Some(kept) = self.output.log(level, &message) {
+            tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{}", Escaped(&message[..kept]));
         }
     }
 

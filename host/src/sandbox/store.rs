@@ -119,7 +119,7 @@ fn new_store(
     resolver: Arc<dyn Resolve>,
 ) -> Result<Store<SandboxState>, String> {
     let state = SandboxState {
-        wasi: grants.wasi_context(output)?,
+        wasi: grants.wasi_context(output, limits.memory)?,
         http: WasiHttpCtx::new(),
         outbound: OutboundHttp::new(grants.network.clone(), resolver),
         table: ResourceTable::new(),

@@ -17,6 +17,23 @@ struct Size {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+struct Lines {
+    /// How many short log lines, each also written to stdout and stderr.
+    lines: u64,
+    /// Bytes of each short line.
+    line_bytes: u64,
+    /// Bytes of one last log line.
+    huge: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Sent {
+    /// Bytes written to stdout, stderr and the host log together.
+    bytes: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Message {
     message: String,
 }
@@ -194,6 +211,28 @@ toolbox! {
             written += 3 * line.len() as u64;
         }
         Ok(Done {})
+    }
+
+    /// Writes many short lines to stdout, stderr and the host log, then one huge log
+    /// line, and says how many bytes it wrote in all.
+    fn log_lines(input: Lines) -> Result<Sent, ToolError> {
+        let line = "é".repeat(input.line_bytes as usize / 2) + &"x".repeat(input.line_bytes as usize % 2);
+        for _ in 0..input.lines {
+            print!("{line}");
+            eprint!("{line}");
+            toolhost_guest::log::info(&line);
+        }
+        // A component's stdout buffer is not flushed when the call returns.
+        std::io::Write::flush(&mut std::io::stdout()).map_err(|e| ToolError::Failed(e.to_string()))?;
+        toolhost_guest::log::warn(&"€".repeat(input.huge as usize / 3));
+        let huge = 3 * (input.huge / 3);
+        Ok(Sent { bytes: 3 * input.lines * line.len() as u64 + huge })
+    }
+
+    /// Asks the host for this many random bytes (`wasi:random`).
+    fn random_bytes(input: Size) -> Result<Sent, ToolError> {
+        let bytes = wasip2::random::random::get_random_bytes(input.bytes);
+        Ok(Sent { bytes: bytes.len() as u64 })
     }
 
     /// Reads a file and returns its text.
