@@ -8,6 +8,7 @@ mod config_errors;
 mod definitions;
 mod foreign;
 mod grants;
+mod http_abuse;
 mod languages;
 mod limits;
 mod load_errors;

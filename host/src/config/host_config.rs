@@ -37,6 +37,16 @@
 //! [[token]]                     # HTTP bearer tokens, see config::tokens
 //! agent = "planner"
 //! sha256 = "…"                  # or: file = "…", env = "…"
+//!
+//! [http]                        # bounds of `serve --http`; defaults in serve::limits
+//! max_connections = 4096
+//! header_timeout = "30s"        # to send a request's headers (and a kept-alive connection's idle time)
+//! max_header_size = "16 KiB"
+//! body_timeout = "60s"          # to send a POST body
+//! max_body_size = "4 MiB"
+//! max_sessions = 1024
+//! max_streams_per_session = 32  # GET event streams and POSTs being answered
+//! session_idle_timeout = "10m"  # without a request or an open stream
 //! ```
 //!
 //! Parsed as strictly as manifests: an unknown key is an error naming file and line.
@@ -54,6 +64,7 @@ use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
 use crate::serve::auth::Tokens;
+use crate::serve::limits::{HttpLimits, bounds};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
 /// The file read when none is named: `toolhost.toml` in the working directory.
@@ -77,6 +88,8 @@ pub struct HostConfig {
     pub audit_jsonl: Option<PathBuf>,
     /// Bearer tokens of the HTTP server and the agents they stand for.
     pub tokens: Tokens,
+    /// What one client may take of the HTTP server.
+    pub http: HttpLimits,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -108,6 +121,21 @@ struct RawConfig {
     policy: Vec<PolicyRule>,
     #[serde(default)]
     token: Vec<Spanned<RawToken>>,
+    #[serde(default)]
+    http: RawHttp,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    max_connections: Option<Spanned<u64>>,
+    header_timeout: Option<Spanned<String>>,
+    max_header_size: Option<Spanned<String>>,
+    body_timeout: Option<Spanned<String>>,
+    max_body_size: Option<Spanned<String>>,
+    max_sessions: Option<Spanned<u64>>,
+    max_streams_per_session: Option<Spanned<u64>>,
+    session_idle_timeout: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -229,7 +257,52 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     };
     let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
     let tokens = tokens(base, raw.token)?;
-    Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl, tokens })
+    let http = http_limits(raw.http)?;
+    Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl, tokens, http })
+}
+
+fn http_limits(raw: RawHttp) -> Result<HttpLimits, Problem> {
+    let mut limits = HttpLimits::default();
+    let count = |value: Option<Spanned<u64>>, key: &str, range: std::ops::RangeInclusive<usize>, into: &mut usize| {
+        if let Some(value) = value {
+            let span = value.span();
+            *into = usize::try_from(value.into_inner()).ok().filter(|n| range.contains(n)).ok_or_else(|| {
+                Problem::at(span, format!("`{key}` must be between {} and {}", range.start(), range.end()))
+            })?;
+        }
+        Ok::<(), Problem>(())
+    };
+    count(raw.max_connections, "max_connections", bounds::CONNECTIONS, &mut limits.max_connections)?;
+    count(raw.max_sessions, "max_sessions", bounds::SESSIONS, &mut limits.max_sessions)?;
+    count(
+        raw.max_streams_per_session,
+        "max_streams_per_session",
+        bounds::STREAMS_PER_SESSION,
+        &mut limits.max_streams_per_session,
+    )?;
+    let size = |value: Option<Spanned<String>>, key: &str, range: std::ops::RangeInclusive<usize>, into: &mut usize| {
+        if let Some(value) = value {
+            let span = value.span();
+            let bytes = parse_size(value.get_ref()).map_err(|e| Problem::at(span.clone(), format!("`{key}`: {e}")))?;
+            *into = usize::try_from(bytes).ok().filter(|n| range.contains(n)).ok_or_else(|| {
+                Problem::at(span, format!("`{key}` must be between {} and {} bytes", range.start(), range.end()))
+            })?;
+        }
+        Ok::<(), Problem>(())
+    };
+    size(raw.max_header_size, "max_header_size", bounds::HEADER_SIZE, &mut limits.max_header_size)?;
+    size(raw.max_body_size, "max_body_size", bounds::BODY_SIZE, &mut limits.max_body_size)?;
+    let duration = |value: Option<Spanned<String>>, key: &str, into: &mut std::time::Duration| {
+        if let Some(value) = value {
+            let span = value.span();
+            *into = parse_duration(value.get_ref()).map_err(|e| Problem::at(span, format!("`{key}`: {e}")))?;
+        }
+        Ok::<(), Problem>(())
+    };
+    duration(raw.header_timeout, "header_timeout", &mut limits.header_timeout)?;
+    duration(raw.body_timeout, "body_timeout", &mut limits.body_timeout)?;
+    duration(raw.session_idle_timeout, "session_idle_timeout", &mut limits.session_idle_timeout)?;
+    Ok(limits)
 }
 
 fn engine_settings(raw: RawEngine) -> Result<EngineSettings, Problem> {
@@ -319,6 +392,38 @@ mod tests {
         let short = "[[token]]\nagent = \"a\"\nsha256 = \"secret-looking\"\n";
         let error = HostConfig::parse(Path::new("t.toml"), short).unwrap_err();
         assert!(error.problem.contains("64 hex digits") && !error.problem.contains("secret-looking"), "{error}");
+    }
+
+    #[test]
+    fn http_limits_default_and_are_checked() {
+        let config = HostConfig::parse(Path::new("t.toml"), "").unwrap();
+        assert_eq!(config.http, HttpLimits::default());
+        let text = "[http]\nmax_connections = 10\nheader_timeout = \"2s\"\nmax_header_size = \"8 KiB\"\n\
+                    body_timeout = \"500ms\"\nmax_body_size = \"64 KiB\"\nmax_sessions = 2\n\
+                    max_streams_per_session = 3\nsession_idle_timeout = \"1s\"\n";
+        let config = HostConfig::parse(Path::new("t.toml"), text).unwrap();
+        let expected = HttpLimits {
+            max_connections: 10,
+            header_timeout: Duration::from_secs(2),
+            max_header_size: 8 << 10,
+            body_timeout: Duration::from_millis(500),
+            max_body_size: 64 << 10,
+            max_sessions: 2,
+            max_streams_per_session: 3,
+            session_idle_timeout: Duration::from_secs(1),
+        };
+        assert_eq!(config.http, expected);
+        for (text, wanted) in [
+            ("max_sessions = 0", "`max_sessions` must be between 1 and 1000000"),
+            ("max_header_size = \"100\"", "`max_header_size` must be between 1024 and 262144 bytes"),
+            ("max_body_size = \"2 TB\"", "`max_body_size`: unknown size unit `TB`"),
+            ("session_idle_timeout = \"0s\"", "`session_idle_timeout`: `0s` must be greater than 0"),
+            ("keep_alive = \"1s\"", "unknown field `keep_alive`"),
+        ] {
+            let error = HostConfig::parse(Path::new("t.toml"), &format!("[http]\n{text}\n")).unwrap_err();
+            assert_eq!(error.line, 2, "{text}");
+            assert!(error.problem.contains(wanted), "{text}: {error}");
+        }
     }
 
     #[test]

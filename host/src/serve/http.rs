@@ -1,15 +1,13 @@
 //! The Streamable HTTP transport of the MCP server: an axum router around rmcp's
 //! session service, with authentication and the protocol's error answers in front of
 //! it ([`crate::serve::middleware`]), the `Host`/`Origin` checks against DNS
-//! rebinding, health and readiness, and shutdown.
+//! rebinding, health and readiness, and shutdown; served on connections bounded
+//! against abusive clients ([`crate::serve::connections`], [`HttpLimits`]).
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::net::TcpStream;
-
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -17,8 +15,11 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use crate::ToolHost;
 use crate::policy::Caller;
 use crate::serve::auth::{SessionOwners, Tokens};
+use crate::serve::connections::{listen, serve_connections};
+use crate::serve::limits::HttpLimits;
 use crate::serve::mcp::{McpServer, Shared};
-use crate::serve::middleware::{self, Authenticator};
+use crate::serve::middleware::{self, Authenticator, BodyLimits};
+use crate::serve::sessions::BoundedSessions;
 
 /// The path the Streamable HTTP endpoint is mounted at.
 pub const HTTP_PATH: &str = "/mcp";
@@ -38,6 +39,9 @@ pub struct HttpOptions {
     pub tokens: Tokens,
     /// Serve a non-loopback address without tokens (anyone who reaches it may call).
     pub insecure_no_auth: bool,
+    /// How much of the server one client may take: connections, the size and pace of
+    /// requests, sessions and their streams.
+    pub limits: HttpLimits,
 }
 
 impl HttpOptions {
@@ -84,21 +88,34 @@ impl HttpOptions {
 /// [`serve_http_on`]. Port 0 picks a free port; the listener knows which.
 pub async fn bind(addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
     let listener = match addr.parse::<u16>() {
-        Ok(port) => tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).await,
-        Err(_) => tokio::net::TcpListener::bind(addr).await,
+        Ok(port) => listen((std::net::Ipv4Addr::LOCALHOST, port).into()),
+        Err(_) => listen_on_any(addr).await,
     };
     listener.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
 }
 
+/// Listens on the first address `addr` resolves to that can be bound.
+async fn listen_on_any(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut failure = None;
+    for candidate in tokio::net::lookup_host(addr).await? {
+        match listen(candidate) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => failure = Some(e),
+        }
+    }
+    Err(failure.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address to listen on")))
+}
+
 /// Serves MCP over Streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM.
 pub async fn serve_http(host: ToolHost, caller: Caller, addr: SocketAddr, options: HttpOptions) -> anyhow::Result<()> {
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let listener = listen(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     serve_http_on(host, caller, listener, options, shutdown_signal()).await
 }
 
 /// Serves MCP over Streamable HTTP on a bound listener until `shutdown` completes; open
-/// sessions and their event streams are closed then.
+/// sessions and their event streams are closed then, and the server returns when every
+/// connection has closed. Raises the process's soft limit on open files to its hard
+/// limit (a connection is a file).
 pub async fn serve_http_on(
     host: ToolHost,
     caller: Caller,
@@ -111,48 +128,40 @@ pub async fn serve_http_on(
     if !addr.ip().is_loopback() && options.tokens.is_empty() {
         tracing::warn!(%addr, "serving a non-loopback address without credentials (--insecure-no-auth)");
     }
+    let limits = options.limits.clone();
     let (router, stop) = http_router(host, caller, options);
-    axum::serve(without_delay(listener), router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop();
-        })
-        .await?;
+    serve_connections(listener, router, &limits, shutdown, move || stop.cancel()).await;
     Ok(())
 }
 
-/// The listener, its accepted connections sending without Nagle's delay: an answer goes
-/// out in more than one segment, and a client that delays its acknowledgements (as
-/// Linux clients do) would hold the second one back for ~40 ms on every call.
-fn without_delay(listener: tokio::net::TcpListener) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut TcpStream)> {
-    use axum::serve::ListenerExt;
-    fn no_delay(tcp: &mut TcpStream) {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot turn off Nagle's algorithm on a connection: {e}");
-        }
-    }
-    listener.tap_io(no_delay)
-}
-
-/// The axum router serving MCP at [`HTTP_PATH`] (and health and readiness), and a
-/// function that closes its sessions and event streams (the SDK's cancellation token,
-/// without naming its type).
-fn http_router(host: ToolHost, caller: Caller, options: HttpOptions) -> (axum::Router, Box<dyn Fn() + Send + Sync>) {
+/// The axum router serving MCP at [`HTTP_PATH`] (and health and readiness), and the
+/// token that closes its sessions and event streams.
+fn http_router(
+    host: ToolHost,
+    caller: Caller,
+    options: HttpOptions,
+) -> (axum::Router, tokio_util::sync::CancellationToken) {
+    let limits = &options.limits;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts())
-        .with_allowed_origins(options.allowed_origins());
+        .with_allowed_origins(options.allowed_origins())
+        .with_max_request_body_bytes(limits.max_body_size);
     let stop = config.cancellation_token.clone();
-    let sessions = Arc::new(LocalSessionManager::default());
+    let sessions = BoundedSessions::new(limits);
+    tokio::spawn(sessions.clone().close_idle(stop.child_token()));
     let shared = Arc::new(Shared::new(host.clone(), caller));
     // One handler per session (and per stateless request): each session's handler
     // forwards registry changes to its own client.
     let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), sessions.clone(), config);
-    // The layer added last runs first: authentication, then the protocol's answers.
+    let body_limits = BodyLimits { max_size: limits.max_body_size, timeout: limits.body_timeout };
+    // The layer added last runs first: authentication, then the body (its size and
+    // pace), the session's streams, and the protocol's answers.
     let mut mcp = axum::Router::new()
         .route_service(HTTP_PATH, service)
         .route_layer(from_fn(middleware::cancel_on_disconnect))
         .route_layer(from_fn(middleware::no_content_on_delete))
-        .route_layer(from_fn(middleware::json_rpc_errors));
+        .route_layer(from_fn_with_state(sessions.clone(), middleware::limit_streams))
+        .route_layer(from_fn_with_state(body_limits, middleware::json_rpc_errors));
     let mut metrics = axum::Router::new().route("/metrics", axum::routing::get(metrics_text).with_state(host.clone()));
     if !options.tokens.is_empty() {
         let auth = Arc::new(Authenticator { tokens: options.tokens, owners: SessionOwners::default(), sessions });
@@ -160,7 +169,7 @@ fn http_router(host: ToolHost, caller: Caller, options: HttpOptions) -> (axum::R
         metrics = metrics.route_layer(from_fn_with_state(auth, middleware::authenticate));
     }
     let router = mcp.merge(metrics).merge(probes(host));
-    (router, Box::new(move || stop.cancel()))
+    (router, stop)
 }
 
 /// `GET /health` (the process answers) and `GET /ready` (the first load finished and
@@ -223,18 +232,6 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn accepted_connections_send_without_delay() {
-        use axum::serve::Listener;
-        let mut listener = without_delay(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap());
-        let addr = listener.local_addr().unwrap();
-        let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
-        let (accepted, _) = listener.accept().await;
-        assert!(accepted.nodelay().unwrap(), "TCP_NODELAY on the accepted socket");
-        let client = client.await.unwrap().unwrap();
-        assert!(!client.nodelay().unwrap(), "and only there: the client's socket keeps its default");
-    }
 
     #[test]
     fn origins_follow_the_allowed_hosts() {
