@@ -18,10 +18,13 @@ pub const MAX_TOOL_LEN: usize = 38;
 
 /// Checks a namespace or tool name; the error says what is wrong.
 pub fn validate(kind: &str, name: &str, max_len: usize) -> Result<(), String> {
+    // Characters, not bytes: the message counts what people see. A name within the
+    // limit has only ASCII characters, so it is as many bytes long.
+    let length = name.chars().count();
     let problem = if name.is_empty() {
         Some("is empty".to_owned())
-    } else if name.len() > max_len {
-        Some(format!("is {} characters long; the limit is {max_len}", name.len()))
+    } else if length > max_len {
+        Some(format!("is {length} characters long; the limit is {max_len}"))
     } else if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         Some("must start with a lowercase ASCII letter".to_owned())
     } else if let Some(c) =

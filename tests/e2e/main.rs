@@ -7,6 +7,7 @@ mod cli;
 mod config_errors;
 mod definitions;
 mod foreign;
+mod fuzz;
 mod grants;
 mod http_abuse;
 mod languages;

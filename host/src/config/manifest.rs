@@ -35,13 +35,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Component as PathComponent, Path};
+use std::ops::Range;
+use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::limits::RawLimits;
-use crate::config::units::{Problem, span_of};
+use crate::config::units::Problem;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::names;
 use crate::policy::{Risk, ToolHints, ToolPolicy};
@@ -197,7 +198,7 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
     let limits = raw.limits.resolve(defaults, ceilings)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let grants = Grants {
-        files: file_grants(base, text, raw.grants.files)?,
+        files: file_grants(base, raw.grants.files)?,
         network: network_grants(raw.grants.network)?.into(),
         env: env_grants(path, raw.grants.env)?,
         config: config_grants(raw.grants.config),
@@ -218,18 +219,22 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
     Ok(Manifest { limits, grants, policy, tools })
 }
 
-fn file_grants(base: &Path, text: &str, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {
-    let mut grants: Vec<FileGrant> = Vec::with_capacity(raw.len());
+fn file_grants(base: &Path, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {
+    let mut grants: Vec<(FileGrant, Range<usize>)> = Vec::with_capacity(raw.len());
     for grant in raw {
         let span = grant.span();
-        let grant = file_grant(base, grant.into_inner()).map_err(|message| Problem::at(span, message))?;
-        if grants.iter().any(|existing| existing.guest == grant.guest) {
+        let grant = file_grant(base, grant.into_inner()).map_err(|message| Problem::at(span.clone(), message))?;
+        // The same directory however written (`/data`, `/data/`, `//data`).
+        let same_directory = |(existing, _): &&(FileGrant, Range<usize>)| {
+            Path::new(&existing.guest).components().eq(Path::new(&grant.guest).components())
+        };
+        if let Some((_, first)) = grants.iter().find(same_directory) {
             let message = format!("guest path `{}` is granted twice", grant.guest);
-            return Err(Problem::at(span_of(text, &grant.guest), message));
+            return Err(Problem::at(first.clone(), message));
         }
-        grants.push(grant);
+        grants.push((grant, span));
     }
-    Ok(grants)
+    Ok(grants.into_iter().map(|(grant, _)| grant).collect())
 }
 
 fn network_grants(raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, Problem> {
@@ -280,9 +285,8 @@ fn file_grant(base: &Path, raw: RawFileGrant) -> Result<FileGrant, String> {
         "rw" => true,
         other => return Err(format!("file grant mode `{other}` is neither \"ro\" nor \"rw\"")),
     };
-    let guest = Path::new(&raw.guest);
-    if !guest.is_absolute() || guest.components().any(|c| matches!(c, PathComponent::ParentDir | PathComponent::CurDir))
-    {
+    // Segments as written: `Path::components` drops a `.` inside a path.
+    if !Path::new(&raw.guest).is_absolute() || raw.guest.split('/').any(|segment| matches!(segment, "." | "..")) {
         return Err(format!("guest path `{}` must be absolute, without `.` or `..`", raw.guest));
     }
     let host = base.join(&raw.host);

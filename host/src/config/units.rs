@@ -30,13 +30,6 @@ impl Problem {
     }
 }
 
-/// Best effort: the span of the first occurrence of `needle`, for problems found after
-/// parsing, when the parser kept no span.
-pub(super) fn span_of(text: &str, needle: &str) -> Range<usize> {
-    let start = text.find(needle).unwrap_or(0);
-    start..start + needle.len()
-}
-
 /// A size as written in a file: a number of bytes, or text such as `"64 MiB"`.
 pub(super) enum Size {
     Bytes(u64),
@@ -121,7 +114,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if seconds <= 0.0 || !seconds.is_finite() {
         return Err(format!("`{text}` must be greater than 0"));
     }
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is too long"))
+    match Duration::try_from_secs_f64(seconds) {
+        // Positive, yet zero once in nanoseconds: a zero limit would refuse every call.
+        Ok(duration) if duration.is_zero() => Err(format!("`{text}` is shorter than a nanosecond")),
+        Ok(duration) => Ok(duration),
+        Err(_) => Err(format!("`{text}` is too long")),
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +150,7 @@ mod tests {
     #[test]
     fn problems_know_their_line() {
         let text = "a = 1\nb = 2\nc = 3\n";
-        assert_eq!(Problem::at(span_of(text, "c"), "x").line(text), 3);
+        assert_eq!(Problem::at(12..13, "x").line(text), 3);
         assert_eq!(Problem { span: None, message: "x".into() }.line(text), 1);
         assert_eq!(Problem::at(1000..1001, "past the end").line(text), 4);
     }
