@@ -4,12 +4,13 @@
 //! Records carry names, hashes, sizes, fuel and outcomes, never inputs, outputs, config
 //! values or environment values.
 
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::io::AsyncWriteExt;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use crate::CallReport;
 use crate::policy::Caller;
@@ -82,14 +83,14 @@ impl CallRecord {
 /// Fans call records out to subscribers and the optional JSONL file.
 pub(crate) struct Audit {
     subscribers: broadcast::Sender<Arc<CallRecord>>,
-    file: Option<mpsc::UnboundedSender<String>>,
+    file: Option<Mutex<AuditFile>>,
 }
 
 impl Audit {
     pub fn new(jsonl: Option<&Path>) -> std::io::Result<Audit> {
         let (subscribers, _) = broadcast::channel(1024);
         let file = match jsonl {
-            Some(path) => Some(start_writer(path.to_owned())?),
+            Some(path) => Some(Mutex::new(AuditFile::open(path)?)),
             None => None,
         };
         Ok(Audit { subscribers, file })
@@ -100,11 +101,16 @@ impl Audit {
         self.file.is_some() || self.subscribers.receiver_count() > 0
     }
 
+    /// Appends the record to the file before returning, so that a call whose answer
+    /// went out is on record even if the host is killed the next moment; then tells
+    /// subscribers.
     pub fn record(&self, record: CallRecord) {
         if let Some(file) = &self.file
-            && let Ok(line) = serde_json::to_string(&record)
+            && let Ok(mut line) = serde_json::to_string(&record)
         {
-            let _ = file.send(line);
+            line.push('\n');
+            // A poisoned lock only means a writer panicked; the file state is intact.
+            file.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).append(line.as_bytes());
         }
         if self.subscribers.receiver_count() > 0 {
             let _ = self.subscribers.send(Arc::new(record));
@@ -116,29 +122,113 @@ impl Audit {
     }
 }
 
-/// Opens the file now (so a bad path fails at build time) and appends lines from a
-/// background task, so that no call waits on the disk.
-fn start_writer(path: PathBuf) -> std::io::Result<mpsc::UnboundedSender<String>> {
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
-    let mut file = tokio::fs::File::from_std(file);
-    let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
-    tokio::spawn(async move {
-        while let Some(mut line) = receiver.recv().await {
-            line.push('\n');
-            // Take whatever else is queued, then write once.
-            while let Ok(mut more) = receiver.try_recv() {
-                more.push('\n');
-                line.push_str(&more);
+/// The JSONL file: one `write` per record, in append mode. A record the disk refused
+/// (full, say) is lost, said once in the host's log with a count when writing works
+/// again; a line the disk cut short is ended before the next record, so every later
+/// line is whole JSON.
+struct AuditFile {
+    path: PathBuf,
+    file: File,
+    /// The file ends inside a line: a write was cut short, or a host died mid-write.
+    torn: bool,
+    /// Records refused since the last one written.
+    lost: u64,
+}
+
+impl AuditFile {
+    /// Opens the file now, so a bad path fails when the host is built.
+    fn open(path: &Path) -> std::io::Result<AuditFile> {
+        let mut file = std::fs::OpenOptions::new().create(true).read(true).append(true).open(path)?;
+        let torn = ends_inside_a_line(&mut file)?;
+        Ok(AuditFile { path: path.to_owned(), file, torn, lost: 0 })
+    }
+
+    fn append(&mut self, line: &[u8]) {
+        let written = match self.torn {
+            true => self.write(b"\n").and_then(|()| self.write(line)),
+            false => self.write(line),
+        };
+        match written {
+            Ok(()) if self.lost > 0 => {
+                tracing::warn!(path = %self.path.display(), lost = self.lost, "the audit log is written again; records were lost while it could not be");
+                self.lost = 0;
             }
-            if let Err(e) = async {
-                file.write_all(line.as_bytes()).await?;
-                file.flush().await
-            }
-            .await
-            {
-                tracing::error!(path = %path.display(), "cannot append to the audit log: {e}");
+            Ok(()) => {}
+            Err(e) => {
+                if self.lost == 0 {
+                    tracing::error!(path = %self.path.display(), "cannot append to the audit log, calls go on unrecorded: {e}");
+                }
+                self.lost += 1;
             }
         }
-    });
-    Ok(sender)
+    }
+
+    /// Writes all of `bytes`, noting a cut-short line.
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < bytes.len() {
+            match self.file.write(&bytes[done..]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    done += n;
+                    self.torn = bytes[done - 1] != b'\n';
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a non-empty file's last byte is not a newline.
+fn ends_inside_a_line(file: &mut File) -> std::io::Result<bool> {
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(requested: &str) -> CallRecord {
+        CallRecord {
+            timestamp_ms: 1,
+            call_id: None,
+            caller: Caller::local(),
+            requested: requested.into(),
+            tool: None,
+            component_hash: None,
+            duration_us: 0,
+            fuel_consumed: 0,
+            outcome: "not_found".into(),
+            error: None,
+            input_bytes: 0,
+            output_bytes: 0,
+            dropped_log_bytes: 0,
+            denied_requests: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_line_a_dead_host_left_unfinished_is_ended_before_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, "{\"whole\":1}\n{\"cut sh").unwrap();
+        let audit = Audit::new(Some(&path)).unwrap();
+        audit.record(record("a/b"));
+        audit.record(record("c/d"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[..2], ["{\"whole\":1}", "{\"cut sh"]);
+        let parsed: Vec<serde_json::Value> =
+            lines[2..].iter().map(|line| serde_json::from_str(line).unwrap()).collect();
+        assert_eq!(parsed.iter().map(|r| r["requested"].as_str().unwrap()).collect::<Vec<_>>(), ["a/b", "c/d"]);
+        assert!(text.ends_with('\n'));
+    }
 }

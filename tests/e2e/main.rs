@@ -6,6 +6,7 @@ mod calls;
 mod cli;
 mod config_errors;
 mod definitions;
+mod faults;
 mod foreign;
 mod fuzz;
 mod grants;

@@ -426,3 +426,29 @@ fn the_server_answers_while_a_slow_component_loads_and_says_when_more_is_served(
     assert!(log.contains("text/slow.wasm") && log.contains("8s time limit"), "{log}");
     drop(done);
 }
+
+/// `GET /ready` says `loading` (503) while a component is still loading, so a balancer
+/// sends traffic to replicas that serve everything, and `ready` once all have loaded.
+#[test]
+fn readiness_waits_for_the_first_load() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.install("slow-listing", "slow", "slow");
+    tools.manifest("slow", "slow", "[limits]\nfuel = 1_000_000_000_000_000\ntimeout = \"3s\"\n");
+    let mut command = Command::new(toolhost_bin());
+    command.args(["serve", "--http", "127.0.0.1:0"]).arg(tools.path());
+    let (child, addr) = spawn_http_server(command).expect("the server starts");
+    let server = Server { child, addr };
+    let ready = || {
+        let answer = HttpSession::connect(&server.addr, "/ready").request("GET", None, &[]);
+        let body: Value = serde_json::from_slice(&answer.body).unwrap();
+        (answer.status, body["status"].as_str().unwrap_or_default().to_owned())
+    };
+    assert_eq!(ready(), (503, "loading".to_owned()));
+    let started = Instant::now();
+    while ready().0 != 200 {
+        assert!(started.elapsed() < Duration::from_secs(60), "never ready");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ready(), (200, "ready".to_owned()));
+}

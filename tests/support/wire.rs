@@ -45,20 +45,33 @@ pub struct StdioSession {
 
 impl StdioSession {
     /// Starts `command` with piped stdin and stdout and completes the handshake.
-    pub fn start(mut command: Command) -> StdioSession {
+    pub fn start(command: Command) -> StdioSession {
+        StdioSession::try_start(command).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`StdioSession::start`], saying why it failed rather than panicking.
+    pub fn try_start(mut command: Command) -> Result<StdioSession, String> {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+            .map_err(|e| format!("cannot start {command:?}: {e}"))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
         let mut session = StdioSession { child, stdin, stdout, next_id: 1 };
-        session.send(&initialize_request());
-        let reply = session.receive();
-        assert!(reply.get("result").is_some(), "initialize failed: {reply}");
+        let mut line = String::new();
+        let handshake = session.stdin.write_all(format!("{}\n", initialize_request()).as_bytes());
+        match handshake.and_then(|()| session.stdout.read_line(&mut line)) {
+            Ok(read) if read > 0 => {}
+            Ok(_) => return Err("the server closed its stdout before answering initialize".into()),
+            Err(e) => return Err(format!("the server went away during the handshake: {e}")),
+        }
+        let reply: Value = serde_json::from_str(&line).map_err(|e| format!("not JSON ({e}): {line}"))?;
+        if reply.get("result").is_none() {
+            return Err(format!("initialize failed: {reply}"));
+        }
         session.send(&initialized_notification());
-        session
+        Ok(session)
     }
 
     /// Writes one message as one line.

@@ -51,6 +51,7 @@ impl CompileCache {
         let dir = base.join(engine_key(engine));
         create_private_dir(&dir)?;
         check_trusted(base, &dir)?;
+        remove_unfinished_writes(&dir, UNFINISHED_WRITE_AGE);
         Ok(CompileCache { dir })
     }
 
@@ -117,6 +118,29 @@ impl CompileCache {
         sum.write_all(blake3::hash(&payload).as_bytes())?;
         sum.persist(self.checksum(content_hash))?;
         Ok(())
+    }
+}
+
+/// A temporary file this old is a write that never finished (its host was killed
+/// mid-write); a younger one may be another host's write in progress.
+const UNFINISHED_WRITE_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the temporary files of writes older than `age`, so that hosts killed while
+/// writing leave no growing litter. Best effort: the cache works without it.
+fn remove_unfinished_writes(dir: &Path, age: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        // `tempfile`'s names: `.tmp` and random characters.
+        if !entry.file_name().to_string_lossy().starts_with(".tmp") {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|elapsed| elapsed >= age));
+        if old && std::fs::remove_file(entry.path()).is_ok() {
+            tracing::debug!(file = %entry.path().display(), "removed an unfinished compile cache write");
+        }
     }
 }
 
@@ -225,6 +249,24 @@ mod tests {
 
     fn set_mode(path: &Path, mode: u32) {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn writes_a_killed_host_left_unfinished_are_removed_once_old() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = CompileCache::open(temp.path(), &Engine::default()).unwrap().dir().to_owned();
+        let (stale, fresh, entry) = (dir.join(".tmpAbC123"), dir.join(".tmpXyZ789"), dir.join("0123.cwasm"));
+        for path in [&stale, &fresh, &entry] {
+            std::fs::write(path, b"partial").unwrap();
+        }
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        for path in [&stale, &entry] {
+            std::fs::File::options().write(true).open(path).unwrap().set_modified(two_hours_ago).unwrap();
+        }
+        CompileCache::open(temp.path(), &Engine::default()).unwrap();
+        assert!(!stale.exists(), "an old unfinished write is removed");
+        assert!(fresh.exists(), "a young one may be another host's write in progress");
+        assert!(entry.exists(), "entries are not temporary files");
     }
 
     #[test]

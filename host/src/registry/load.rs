@@ -82,8 +82,12 @@ impl Scan {
             discovered.extend(found);
             discovery_errors.extend(errors);
         }
-        let places = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
-        let (slots, to_load) = reuse_unchanged(discovered, previous);
+        let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
+        let (mut slots, to_load) = reuse_unchanged(discovered, previous);
+        for slot in unreadable_but_served(previous, &discovery_errors) {
+            places.push((slot.layer, slot.namespace.clone()));
+            slots.push(Some(slot));
+        }
         let scan = Scan {
             generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
             layers: layers.to_vec(),
@@ -149,6 +153,20 @@ impl Scan {
     }
 }
 
+/// The slots of `previous` inside a root or namespace directory that could not be read
+/// this time (no file descriptors left, a permission changed): what they served keeps
+/// serving, like the last good version of a file that no longer loads, while the
+/// directory's error is reported.
+fn unreadable_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadError]) -> Vec<ComponentSlot> {
+    let Some(previous) = previous else { return Vec::new() };
+    let unreadable: Vec<&Path> = discovery_errors
+        .iter()
+        .filter(|error| matches!(error.kind, LoadErrorKind::Io(_)))
+        .map(|error| error.path.as_path())
+        .collect();
+    previous.components.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
+}
+
 /// A component file that needs loading: its place among the slots, what was found, its
 /// stamps now, and the version that served it so far.
 struct ToLoad {
@@ -190,9 +208,13 @@ fn reuse_unchanged(
     (slots, to_load)
 }
 
-/// Files loading in parallel; dropping it stops them. Compiling is bounded by the
-/// host's compile slots, not here: a component whose `list-tools` is slow holds no
-/// compile slot, and costs its own time limit only.
+/// Files loading at once, at most: enough that a few components whose `list-tools` is
+/// slow hold up no other file, few enough that a start never runs out of file
+/// descriptors. Compiling is bounded separately, by the host's compile slots.
+const LOADS_AT_ONCE: usize = 32;
+
+/// Files loading in parallel; dropping it stops them. A component whose `list-tools` is
+/// slow holds no compile slot, and costs its own time limit only.
 pub(crate) struct Loading {
     tasks: tokio::task::JoinSet<(usize, ComponentSlot)>,
     done: usize,
@@ -207,9 +229,11 @@ impl Loading {
             progress(LoadProgress::Started { total });
         }
         let mut tasks = tokio::task::JoinSet::new();
+        let load_slots = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));
         for ToLoad { order, found, fingerprint, last_good } in to_load {
-            let core = core.clone();
+            let (core, load_slots) = (core.clone(), load_slots.clone());
             tasks.spawn(async move {
+                let _slot = load_slots.acquire_owned().await;
                 let result = load_catching_panics(&core, &found).await;
                 (order, slot_from(found, fingerprint, result, last_good))
             });

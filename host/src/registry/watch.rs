@@ -124,7 +124,51 @@ fn max_settle(debounce: Duration) -> Duration {
     (debounce * 10).max(Duration::from_secs(1))
 }
 
+/// How often the roots are rescanned when no file watcher can be had.
+const POLL_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Watches the roots; when the system refuses a watcher (too few file descriptors,
+/// inotify instances or watches), rescans them every [`POLL_INTERVAL`] instead and
+/// says so: changes are then seen later, never missed, and the host keeps serving.
 pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
+    match start_watcher(host.clone(), debounce) {
+        Ok(handle) => Ok(handle),
+        Err(error) => {
+            tracing::warn!(
+                "{}; rescanning the roots every {POLL_INTERVAL:?} instead",
+                crate::text::Escaped(&error.to_string())
+            );
+            Ok(start_polling(host))
+        }
+    }
+}
+
+fn start_polling(host: ToolHost) -> WatchHandle {
+    let task = tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(POLL_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        loop {
+            ticks.tick().await;
+            log_change(&host.reload().await);
+        }
+    });
+    WatchHandle { task }
+}
+
+fn log_change(change: &crate::RegistryChange) {
+    if !change.is_empty() {
+        tracing::info!(
+            added = ?change.added,
+            removed = ?change.removed,
+            changed = ?change.changed,
+            errors = change.errors.len(),
+            "tools reloaded"
+        );
+    }
+}
+
+fn start_watcher(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
         Ok(event) if is_relevant(&event) => {
@@ -164,16 +208,7 @@ pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, W
             if let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched) {
                 tracing::warn!("{}", crate::text::Escaped(&error.to_string()));
             }
-            let change = host.reload().await;
-            if !change.is_empty() {
-                tracing::info!(
-                    added = ?change.added,
-                    removed = ?change.removed,
-                    changed = ?change.changed,
-                    errors = change.errors.len(),
-                    "tools reloaded"
-                );
-            }
+            log_change(&host.reload().await);
         }
     });
     Ok(WatchHandle { task })

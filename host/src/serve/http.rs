@@ -173,7 +173,7 @@ fn http_router(
 }
 
 /// `GET /health` (the process answers) and `GET /ready` (the first load finished and
-/// the registry serves): for load balancers and orchestrators, without credentials.
+/// the registry serves; 503 `loading` until then): for load balancers and orchestrators, without credentials.
 /// They say how many tools and load errors there are, never which.
 fn probes(host: ToolHost) -> axum::Router {
     use axum::routing::get;
@@ -181,13 +181,19 @@ fn probes(host: ToolHost) -> axum::Router {
         let host = host.clone();
         async move {
             let snapshot = host.snapshot();
+            // While the first load runs, the server answers what is loaded, but a
+            // balancer should send its traffic to replicas that serve everything.
+            let (status, code) = match host.is_loaded() {
+                true => ("ready", http::StatusCode::OK),
+                false => ("loading", http::StatusCode::SERVICE_UNAVAILABLE),
+            };
             let body = serde_json::json!({
-                "status": "ready",
+                "status": status,
                 "tools": snapshot.tools.len(),
                 "load_errors": snapshot.load_errors().count(),
                 "generation": snapshot.generation,
             });
-            axum::Json(body)
+            (code, axum::Json(body))
         }
     };
     axum::Router::new()

@@ -48,6 +48,10 @@ use crate::serve::stdio::JsonLines;
 use crate::{CallOptions, ToolHost};
 use crate::{ListingVersion, ToolDescription};
 
+/// How long a `tools/list` during a server's start waits for the components still
+/// loading before it lists what is served.
+const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Serves MCP over this process's stdin and stdout until stdin closes (or the client
 /// goes away). Logs go to stderr; nothing else is written to stdout.
 pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
@@ -242,6 +246,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.shared.caller_of(&context.extensions);
+        // Most clients list once, right after initialize: while the server starts, give
+        // its components a moment to load, then list what is served (`list_changed`
+        // tells of the rest).
+        let _ = tokio::time::timeout(FIRST_LIST_GRACE, self.shared.host.loaded()).await;
         Ok(ListToolsResult::with_all_items(self.shared.tools(&caller).as_ref().clone()))
     }
 
