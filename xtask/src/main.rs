@@ -6,6 +6,8 @@
 //!   example tools' own unit tests included, the Go one's with `go test`).
 //! - `cargo xtask lint`: rustfmt and clippy over every workspace, warnings denied.
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
+//! - `cargo xtask soak --minutes N`: N minutes of mixed calls against the HTTP server and
+//!   the library while their tools churn; asserts and prints what held (`soak.rs`).
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
 //! - `cargo xtask build-polyglot [OUT_DIR]`: builds the JavaScript, Python, C and Go
 //!   example tools (installing their toolchains under `target/toolchains/` first).
@@ -23,6 +25,7 @@ mod c_guest;
 mod go_guest;
 mod guests;
 mod polyglot;
+mod soak;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("lint") => lint(),
         Some("bench") => bench(&args[1..]),
+        Some("soak") => soak::soak(&args[1..]),
         Some("install-examples") => match args.get(1) {
             Some(dir) => install_examples(Path::new(dir)).map(|_| ()),
             None => Err("usage: cargo xtask install-examples DIR".into()),
@@ -79,9 +83,10 @@ fn main() -> ExitCode {
             }
             _ => Err("usage: cargo xtask go-component WIT CORE.wasm OUT.wasm".into()),
         },
-        _ => Err("usage: cargo xtask <demo | test | lint | bench | install-examples DIR | build-polyglot [OUT_DIR] \
-                  | build-c PROJECT_DIR [OUT.wasm] | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm \
-                  | build-go PROJECT_DIR [OUT.wasm] | go-bindings WIT OUT_DIR | go-component WIT CORE.wasm OUT.wasm>"
+        _ => Err("usage: cargo xtask <demo | test | lint | bench | soak --minutes N | install-examples DIR \
+                  | build-polyglot [OUT_DIR] | build-c PROJECT_DIR [OUT.wasm] | c-bindings WIT OUT_DIR \
+                  | c-component CORE.wasm OUT.wasm | build-go PROJECT_DIR [OUT.wasm] | go-bindings WIT OUT_DIR \
+                  | go-component WIT CORE.wasm OUT.wasm>"
             .into()),
     };
     match result {
@@ -268,6 +273,7 @@ fn lint() -> Result<(), String> {
     let mut clippy = cargo();
     clippy.args(["clippy", "--release", "--workspace", "--all-targets", "--", "-D", "warnings"]);
     run(clippy)?;
+    soak::lint()?;
     for workspace in GUEST_WORKSPACES {
         let mut fmt = cargo();
         fmt.args(["fmt", "--all", "--check", "--manifest-path", workspace]);
