@@ -94,14 +94,25 @@ async def exercise(session: ClientSession, observed: Observed, replacement: str,
         out["unknown"] = {"raised": True, "code": error.code, "message": error.message, "data": error.data}
 
     # Replace a component on disk the way deploys do: write beside it, rename over it.
+    # A server that is still starting may already have said list_changed for components
+    # it loaded after this session began: wait for a notification that comes after now.
+    before = sorted(tool.name for tool in listed.tools)
+    observed.list_changed = anyio.Event()
     partial = target + ".partial-write"
     shutil.copyfile(replacement, partial)
     os.replace(partial, target)
+    received = False
+    listed_again = listed
     with anyio.move_on_after(NOTIFICATION_TIMEOUT):
-        await observed.list_changed.wait()
-    out["list_changed_received"] = observed.list_changed.is_set()
+        while True:
+            await observed.list_changed.wait()
+            observed.list_changed = anyio.Event()
+            received = True
+            listed_again = await session.list_tools()
+            if sorted(tool.name for tool in listed_again.tools) != before:
+                break
+    out["list_changed_received"] = received
     out["list_changed_count"] = observed.list_changed_count
-    listed_again = await session.list_tools()
     out["tools_after_change"] = sorted(tool.name for tool in listed_again.tools)
     out["add_after_change"] = call_summary(await session.call_tool("math.add", {"numbers": [4, 5]}))
     out["notifications"] = observed.notifications
