@@ -109,14 +109,20 @@ fn closed_within(stream: &mut TcpStream, patience: Duration) -> Option<Duration>
     let started = Instant::now();
     let mut buffer = [0u8; 4096];
     while started.elapsed() < patience {
-        match stream.read(&mut buffer) {
-            Ok(0) => return Some(started.elapsed()),
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return Some(started.elapsed()),
+        if closed_on_read(stream, &mut buffer) {
+            return Some(started.elapsed());
         }
     }
     None
+}
+
+/// One read of `stream`: whether the server has closed it (a read timeout means not yet).
+fn closed_on_read(stream: &mut TcpStream, buffer: &mut [u8]) -> bool {
+    match stream.read(buffer) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+    }
 }
 
 /// Whether the server has neither answered nor closed `stream` yet.
@@ -336,11 +342,8 @@ fn trickle(stream: &mut TcpStream, text: &str) -> Option<Duration> {
         if stream.write_all(&[byte]).is_err() {
             return Some(started.elapsed());
         }
-        match stream.read(&mut buffer) {
-            Ok(0) => return Some(started.elapsed()),
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return Some(started.elapsed()),
+        if closed_on_read(stream, &mut buffer) {
+            return Some(started.elapsed());
         }
     }
     None
