@@ -46,7 +46,8 @@ pub use wit_bindgen as __wit_bindgen;
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../wit",
-        world: "plugin",
+        world: "sdk",
+        generate_all,
         pub_export_macro: true,
         export_macro_name: "__export_toolbox",
         default_bindings_module: "::toolhost_guest::bindings",
@@ -57,6 +58,8 @@ pub mod bindings {
 pub use schemars::{self, JsonSchema};
 pub use serde::{self, Deserialize, Serialize};
 pub use serde_json;
+
+pub mod storage;
 
 /// How a tool call fails; see the contract's `tool-error` variant.
 ///

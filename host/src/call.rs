@@ -10,6 +10,7 @@
 //! validate  input against the tool's input schema                  InputInvalid (+ JSON pointers)
 //! run       a fresh sandbox, toolbox.call(tool, input-json)        Failed | Trap | Timeout | OutOfFuel | MemoryLimit | Host
 //! check     output size, then output against the output schema    OutputTooLarge | OutputInvalid
+//! commit    the call's storage writes, all together                 Failed (quota, lease) | Host
 //! record    the audit record, success or not
 //! ```
 
@@ -30,10 +31,12 @@ use crate::progress::ProgressHook;
 use crate::registry::component::LoadedComponent;
 use crate::registry::resident::CodeKind;
 use crate::registry::{Snapshot, ToolEntry, ToolSource};
+use crate::sandbox::keyvalue;
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
-use crate::sandbox::{self, Operation, Returned};
+use crate::sandbox::{self, Operation, Returned, Services};
 use crate::schema::{ArgumentShape, WRAPPED_INPUT};
+use crate::storage::{CommitError, Transaction};
 use crate::text::{Escaped, MAX_MESSAGE, bounded};
 
 /// One call of a batch.
@@ -260,13 +263,17 @@ impl ToolHost {
             tool: entry.full_name.clone(),
             message: "the host is shutting down".into(),
         })?;
-        let output = match &entry.source {
+        let (produced, pending) = match &entry.source {
             ToolSource::Component { component, index } => {
                 self.run_component(entry, component, *index, &input, options.progress.as_ref(), report).await?
             }
-            ToolSource::Native(tool) => run_native(entry, tool, input, report).await?,
+            ToolSource::Native(tool) => (run_native(entry, tool, input, report).await?, None),
         };
-        check_output(entry, output, report)
+        let output = check_output(entry, produced, report)?;
+        if let (Some(transaction), ToolSource::Component { component, .. }) = (pending, &entry.source) {
+            commit(entry, component, transaction).await?;
+        }
+        Ok(output)
     }
 
     /// A call that needs approval runs only when its approver says so: the host's
@@ -318,7 +325,7 @@ impl ToolHost {
         input: &Value,
         progress: Option<&ProgressHook>,
         report: &mut CallReport,
-    ) -> Result<Produced, CallError> {
+    ) -> Result<(Produced, Option<Transaction>), CallError> {
         let tool = || entry.full_name.clone();
         let loader = self.core.loader();
         let code = component.resident.code(|| loader.restore(component)).await.map_err(|reason| CallError::Host {
@@ -340,31 +347,38 @@ impl ToolHost {
         };
         let label: Arc<str> = Arc::from(entry.full_name.as_str());
         let grants = component.grants.clone();
-        let resolver = self.core.resolver.clone();
-        let run = sandbox::run(&code.engine, label, &entry.def().limits, grants, resolver, operation).await;
+        let services = Services { resolver: self.core.resolver.clone(), storage: Some(self.core.storage.clone()) };
+        let run = sandbox::run(&code.engine, label, &entry.def().limits, grants, services, operation).await;
         report.fuel_consumed = run.fuel_consumed;
         log_captured(&entry.full_name, &run.output);
         report.captured = run.output;
         report.denied_requests = run.denied_requests;
-        match run.result? {
-            Returned::Call(Ok(text)) => Ok(Produced::Text(text)),
-            Returned::Call(Err(GuestToolError::InvalidInput(reason))) => Err(CallError::InputInvalid {
-                tool: tool(),
-                violations: vec![Violation { pointer: String::new(), reason: bounded(reason, MAX_MESSAGE) }],
-            }),
+        let pending = run.transaction;
+        let produced = match run.result? {
+            Returned::Call(Ok(text)) => Produced::Text(text),
+            Returned::Call(Err(GuestToolError::InvalidInput(reason))) => {
+                return Err(CallError::InputInvalid {
+                    tool: tool(),
+                    violations: vec![Violation { pointer: String::new(), reason: bounded(reason, MAX_MESSAGE) }],
+                });
+            }
             Returned::Call(Err(GuestToolError::Failed(message))) => {
-                Err(CallError::Failed { tool: tool(), message: bounded(message, MAX_MESSAGE) })
+                return Err(CallError::Failed { tool: tool(), message: bounded(message, MAX_MESSAGE) });
             }
             Returned::Values(values) => match &code.kind {
-                CodeKind::Plain { calls, .. } => calls[index].output(&entry.full_name, &values).map(Produced::Value),
+                CodeKind::Plain { calls, .. } => Produced::Value(calls[index].output(&entry.full_name, &values)?),
                 CodeKind::Toolbox(_) => {
-                    Err(CallError::Host { tool: tool(), message: "values from a toolbox component".into() })
+                    return Err(CallError::Host { tool: tool(), message: "values from a toolbox component".into() });
                 }
             },
             Returned::Tools(_) => {
-                Err(CallError::Host { tool: tool(), message: "the guest answered a call with a tool list".into() })
+                return Err(CallError::Host {
+                    tool: tool(),
+                    message: "the guest answered a call with a tool list".into(),
+                });
             }
-        }
+        };
+        Ok((produced, pending))
     }
 }
 
@@ -511,6 +525,20 @@ fn check_output(entry: &ToolEntry, produced: Produced, report: &mut CallReport) 
         .check(&output)
         .map_err(|violations| CallError::OutputInvalid { tool: tool(), violations })?;
     Ok(output)
+}
+
+/// Makes the writes of a call that succeeded visible, all together, before its answer
+/// goes out: an answered call is never lost.
+async fn commit(entry: &ToolEntry, component: &LoadedComponent, transaction: Transaction) -> Result<(), CallError> {
+    let tool = entry.full_name.clone();
+    transaction.commit(&keyvalue::quotas(&component.grants.storage)).await.map_err(|e| match e {
+        CommitError::Storage(e) => {
+            CallError::Host { tool, message: format!("its storage writes were not committed: {e}") }
+        }
+        refused @ (CommitError::Leased { .. } | CommitError::Quota { .. }) => {
+            CallError::Failed { tool, message: format!("its storage writes were not committed: {refused}") }
+        }
+    })
 }
 
 /// Sends a call's captured stdout and stderr to the host log, marking truncation.

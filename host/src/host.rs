@@ -15,7 +15,7 @@ use crate::first_load::FirstLoad;
 use crate::metrics::{Gauges, Metrics};
 use crate::native::{NativeTool, NativeToolError};
 use crate::policy::{ApprovalHook, Policy, SessionToolsets};
-use crate::registry::cache::{self, CompileCache};
+use crate::registry::cache::CompileCache;
 use crate::registry::component::LoadedComponent;
 use crate::registry::load::{self, LoadProgress, ProgressFn};
 use crate::registry::loader::Loader;
@@ -27,6 +27,7 @@ use crate::sandbox::TierEngine;
 use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
+use crate::storage::{Storage, StorageSetting};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
@@ -46,6 +47,8 @@ pub(crate) struct Core {
     epoch: EpochTicker,
     /// Resolves the names guests send HTTP requests to.
     pub resolver: Arc<dyn Resolve>,
+    /// The buckets of `wasi:keyvalue`.
+    pub storage: Arc<Storage>,
     /// The only namespaces discovered, when the host serves a few (a one-shot call).
     pub namespaces: Option<Vec<String>>,
     /// Compiles at once: one per core, since compiling is CPU-bound and more at once
@@ -98,6 +101,7 @@ impl Core {
         cache: CacheSetting,
         defaults: Limits,
         resolver: Arc<dyn Resolve>,
+        storage: Arc<Storage>,
         namespaces: Option<Vec<String>>,
     ) -> Result<Arc<Core>, BuildError> {
         let optimized = TierEngine::new(settings, Tier::Optimized)?;
@@ -117,6 +121,7 @@ impl Core {
             cache,
             epoch,
             resolver,
+            storage,
             namespaces,
             compile_slots: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16),
@@ -149,6 +154,7 @@ pub struct ToolHostBuilder {
     approval: Option<ApprovalHook>,
     metrics: bool,
     resolver: Arc<dyn Resolve>,
+    storage: StorageSetting,
     namespaces: Option<Vec<String>>,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
@@ -169,6 +175,7 @@ impl Default for ToolHostBuilder {
             approval: None,
             metrics: false,
             resolver: Arc::new(SystemResolver),
+            storage: StorageSetting::default(),
             namespaces: None,
             audit_jsonl: None,
             max_concurrent_calls: 64,
@@ -222,6 +229,13 @@ impl ToolHostBuilder {
     /// call: a slow or broken component elsewhere costs it nothing.
     pub fn only_namespaces(mut self, namespaces: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.namespaces = Some(namespaces.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Where the buckets of `wasi:keyvalue` live (default: an SQLite file in the user's
+    /// data directory, created on first use).
+    pub fn storage(mut self, setting: StorageSetting) -> Self {
+        self.storage = setting;
         self
     }
 
@@ -288,7 +302,8 @@ impl ToolHostBuilder {
     /// host itself cannot run: settings out of range, no epoch thread, an audit log that
     /// cannot be opened.
     pub async fn build(self) -> Result<ToolHost, BuildError> {
-        let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver, self.namespaces)?;
+        let storage = Arc::new(Storage::new(self.storage));
+        let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver, storage, self.namespaces)?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
         let mut natives = Vec::with_capacity(self.natives.len());
@@ -388,7 +403,7 @@ fn native_slot(
 /// time, so the host runs without it and says why.
 fn open_cache(setting: CacheSetting, engine: &Engine) -> Option<CompileCache> {
     let dir = match setting {
-        CacheSetting::Default => cache::default_dir()?,
+        CacheSetting::Default => crate::paths::cache_dir()?,
         CacheSetting::Dir(dir) => dir,
         CacheSetting::Disabled => return None,
     };
@@ -429,6 +444,11 @@ impl ToolHost {
     /// everything.
     pub fn builder() -> ToolHostBuilder {
         ToolHostBuilder::default()
+    }
+
+    /// The host's store of `wasi:keyvalue` buckets, for the operator's inspection.
+    pub fn storage(&self) -> &Storage {
+        &self.core.storage
     }
 
     /// Call records as calls finish, including refused and failed attempts.

@@ -21,6 +21,7 @@
 //!   -> sandbox    fresh Store with limits and grants, instance from the cached InstancePre
 //!   -> guest      toolbox.call(tool, input-json)                    InputInvalid | Failed | Trap | Timeout | OutOfFuel | MemoryLimit
 //!   -> check      output size, then output against the output schema  OutputTooLarge | OutputInvalid
+//!   -> commit     the call's wasi:keyvalue writes, all together (storage/)
 //!   -> record     audit record, success or not; the CallReport
 //! ```
 //!
@@ -45,6 +46,7 @@ mod host;
 mod metrics;
 pub mod names;
 mod native;
+pub mod paths;
 mod plain;
 mod policy;
 mod progress;
@@ -53,6 +55,7 @@ mod sandbox;
 pub mod scaffold;
 mod schema;
 pub mod serve;
+pub mod storage;
 pub mod text;
 
 pub use crate::access::ListingVersion;

@@ -6,8 +6,9 @@
 //! crashed" without parsing text. Everything a command shows comes from the library:
 //! this file only reads arguments and prints.
 
-use std::io::{IsTerminal, Read};
+mod storage_cli;
 
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -128,6 +129,15 @@ enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Read and change the data components keep (`wasi:keyvalue` buckets), and back it
+    /// up as JSON.
+    Storage {
+        #[command(subcommand)]
+        command: storage_cli::StorageCommand,
+    },
+    /// Print where the host keeps things by default: the compile cache, the data
+    /// directory, the stdlib layer and the storage.
+    Paths,
     /// Create a tool project: one example tool (`NAME/greet`), its build command and a
     /// README on building, installing and calling it.
     New {
@@ -215,12 +225,27 @@ fn main() -> ExitCode {
                 serve(host, dir, http).await
             }
             Command::Token { command: TokenCommand::New { agent } } => new_token(&agent),
+            Command::Storage { command } => {
+                let storage = toolhost::storage::Storage::new(host.config()?.storage);
+                storage_cli::run(storage, command).await
+            }
+            Command::Paths => paths(&host),
         }
     });
     outcome.unwrap_or_else(|e| {
         eprintln!("error: {}", Escaped(&format!("{e:#}")));
         ExitCode::from(exit::HOST)
     })
+}
+
+/// `toolhost paths`: one `what path` line each; a path not known is printed as `-`.
+fn paths(host: &HostOptions) -> anyhow::Result<ExitCode> {
+    let shown = |path: Option<PathBuf>| path.map_or_else(|| "-".to_owned(), |path| path.display().to_string());
+    println!("cache {}", shown(toolhost::paths::cache_dir()));
+    println!("data {}", shown(toolhost::paths::data_dir()));
+    println!("stdlib {}", shown(toolhost::paths::stdlib_dir()));
+    println!("storage {}", toolhost::storage::Storage::new(host.config()?.storage).location());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The host's log on stderr. Colors only on a terminal; the MCP SDK's warning about each

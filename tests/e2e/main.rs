@@ -20,3 +20,4 @@ mod plain;
 mod registry;
 mod scaffold;
 mod serving;
+mod storage;

@@ -29,6 +29,11 @@
 //! [audit]
 //! jsonl = "audit.jsonl"         # one JSON line per call attempt; relative to this file
 //!
+//! [storage]                     # the buckets of wasi:keyvalue (docs/storage.md)
+//! path = "state.sqlite3"        # an SQLite file, relative to this file; the default is
+//!                               # storage.sqlite3 in the user's data directory; or:
+//! # url = "redis://127.0.0.1:6379/0"   # shared by every host pointed at it
+//!
 //! [[policy]]                    # see crate::policy; no rules: everyone may call everything
 //! agent = "planner"
 //! allow = ["math/*", "*/read"]
@@ -65,6 +70,7 @@ use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
 use crate::serve::auth::Tokens;
 use crate::serve::limits::{HttpLimits, bounds};
+use crate::storage::StorageSetting;
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
 /// The file read when none is named: `toolhost.toml` in the working directory.
@@ -90,6 +96,8 @@ pub struct HostConfig {
     pub tokens: Tokens,
     /// What one client may take of the HTTP server.
     pub http: HttpLimits,
+    /// Where the buckets of `wasi:keyvalue` live.
+    pub storage: StorageSetting,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -123,6 +131,14 @@ struct RawConfig {
     token: Vec<Spanned<RawToken>>,
     #[serde(default)]
     http: RawHttp,
+    storage: Option<Spanned<RawStorage>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawStorage {
+    path: Option<PathBuf>,
+    url: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -215,6 +231,11 @@ impl HostConfig {
         if let Some(stdlib) = stdlib {
             layers.retain(|layer| !layer.stdlib);
             layers.push(Layer::stdlib(stdlib.to_owned()));
+        } else if !layers.iter().any(|layer| layer.stdlib)
+            && let Some(installed) = crate::paths::stdlib_dir().filter(|dir| dir.is_dir())
+        {
+            // Where `cargo xtask stdlib` installs: the stdlib is there without a word.
+            layers.push(Layer::stdlib(installed));
         }
         layers
     }
@@ -225,7 +246,8 @@ impl HostConfig {
             .default_limits(self.defaults)
             .engine_settings(self.engine.clone())
             .compile_cache(self.cache.clone())
-            .policy(self.policy.clone());
+            .policy(self.policy.clone())
+            .storage(self.storage.clone());
         if let Some(path) = &self.audit_jsonl {
             builder = builder.audit_jsonl(path);
         }
@@ -258,7 +280,37 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
     let tokens = tokens(base, raw.token)?;
     let http = http_limits(raw.http)?;
-    Ok(HostConfig { layers, defaults, engine, cache, policy: Policy::new(raw.policy), audit_jsonl, tokens, http })
+    let storage = storage_setting(base, raw.storage)?;
+    Ok(HostConfig {
+        layers,
+        defaults,
+        engine,
+        cache,
+        policy: Policy::new(raw.policy),
+        audit_jsonl,
+        tokens,
+        http,
+        storage,
+    })
+}
+
+fn storage_setting(base: &Path, raw: Option<Spanned<RawStorage>>) -> Result<StorageSetting, Problem> {
+    let Some(raw) = raw else { return Ok(StorageSetting::Default) };
+    let span = raw.span();
+    match raw.into_inner() {
+        RawStorage { path: Some(_), url: Some(_) } => {
+            Err(Problem::at(span, "[storage] takes `path` or `url`, not both".to_owned()))
+        }
+        RawStorage { path: Some(path), url: None } => Ok(StorageSetting::File(base.join(path))),
+        RawStorage { path: None, url: Some(url) } => {
+            let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+            if !matches!(scheme, Some("redis" | "rediss")) {
+                return Err(Problem::at(span, "[storage] `url` must be a redis:// (or rediss://) URL".to_owned()));
+            }
+            Ok(StorageSetting::Redis(url))
+        }
+        RawStorage { path: None, url: None } => Ok(StorageSetting::Default),
+    }
 }
 
 fn http_limits(raw: RawHttp) -> Result<HttpLimits, Problem> {

@@ -19,6 +19,13 @@
 //! network = ["api.example.com:443", "*.example.org"]
 //! env     = ["API_TOKEN"]
 //! config  = { units = "metric" }
+//! storage = ["notes"]      # wasi:keyvalue buckets private to this component, or:
+//! # [grants.storage]
+//! # buckets   = ["notes"]
+//! # shared    = ["team"]     # the same bucket for every component whose manifest names it
+//! # max_bytes = "64 MiB"     # quota of the component (keys and values), the default
+//! # max_keys  = 100_000
+//! # max_value = "1 MiB"
 //!
 //! [policy]                 # every tool of the component
 //! requires_approval = false
@@ -42,13 +49,14 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::limits::RawLimits;
-use crate::config::units::Problem;
+use crate::config::units::{Problem, parse_size};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::names;
 use crate::policy::{Risk, ToolHints, ToolPolicy};
 use crate::sandbox::grants::{FileGrant, Grants};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
+use crate::storage::{Quota, StorageGrant, is_bucket_name};
 
 /// What a manifest decides for its component.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +141,27 @@ struct RawGrants {
     env: Vec<Spanned<String>>,
     #[serde(default)]
     config: BTreeMap<String, Spanned<ConfigValue>>,
+    storage: Option<Spanned<RawStorage>>,
+}
+
+/// `[grants] storage`: a list of private buckets, or the whole table.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawStorage {
+    Buckets(Vec<String>),
+    Table(RawStorageTable),
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawStorageTable {
+    #[serde(default)]
+    buckets: Vec<String>,
+    #[serde(default)]
+    shared: Vec<String>,
+    max_bytes: Option<String>,
+    max_keys: Option<u64>,
+    max_value: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +231,7 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
         network: network_grants(raw.grants.network)?.into(),
         env: env_grants(path, raw.grants.env)?,
         config: config_grants(raw.grants.config),
+        storage: storage_grant(path, raw.grants.storage)?,
     };
     let policy = raw.policy.over(ToolPolicy::default());
     let mut tools = BTreeMap::new();
@@ -277,6 +307,42 @@ fn config_grants(raw: BTreeMap<String, Spanned<ConfigValue>>) -> BTreeMap<String
             (key, value)
         })
         .collect()
+}
+
+/// The storage grant; the component's identity (`namespace/file`) comes from where its
+/// manifest lies, so that every version of the file keeps the same data.
+fn storage_grant(path: &Path, raw: Option<Spanned<RawStorage>>) -> Result<StorageGrant, Problem> {
+    let Some(raw) = raw else { return Ok(StorageGrant::default()) };
+    let span = raw.span();
+    let at = |message: String| Problem::at(span.clone(), message);
+    let table = match raw.into_inner() {
+        RawStorage::Buckets(buckets) => RawStorageTable { buckets, ..RawStorageTable::default() },
+        RawStorage::Table(table) => table,
+    };
+    let namespace = path.parent().and_then(Path::file_name).and_then(|n| n.to_str());
+    let file = path.file_stem().and_then(|n| n.to_str());
+    let (Some(namespace), Some(file)) = (namespace, file) else {
+        return Err(at(format!("storage needs the manifest in a namespace directory, not at {}", path.display())));
+    };
+    for name in table.buckets.iter().chain(&table.shared) {
+        if !is_bucket_name(name) {
+            return Err(at(format!("`{name}` is not a bucket name: [a-z0-9] then up to 63 of [a-z0-9_.-]")));
+        }
+    }
+    if let Some(twice) = table.buckets.iter().find(|name| table.shared.contains(name)) {
+        return Err(at(format!("bucket `{twice}` is granted both as private and as shared")));
+    }
+    let mut quota = Quota::default();
+    if let Some(size) = &table.max_bytes {
+        quota.max_bytes = parse_size(size).map_err(|e| at(format!("`max_bytes`: {e}")))?;
+    }
+    if let Some(keys) = table.max_keys {
+        quota.max_keys = keys;
+    }
+    if let Some(size) = &table.max_value {
+        quota.max_value = parse_size(size).map_err(|e| at(format!("`max_value`: {e}")))?;
+    }
+    Ok(StorageGrant { owner: format!("{namespace}/{file}"), buckets: table.buckets, shared: table.shared, quota })
 }
 
 fn file_grant(base: &Path, raw: RawFileGrant) -> Result<FileGrant, String> {

@@ -204,18 +204,6 @@ fn check_trusted(_base: &Path, _dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The default cache location: `$TOOLHOST_CACHE_DIR`, else `$XDG_CACHE_HOME/toolhost`,
-/// else `~/.cache/toolhost`.
-pub fn default_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("TOOLHOST_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("toolhost"));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("toolhost"))
-}
-
 /// A stable hex key for everything that makes compiled code of two engines
 /// incompatible: wasmtime's own compatibility hash (target, compiler flags, tunables,
 /// features and the wasmtime version) plus this crate's version and entry format.

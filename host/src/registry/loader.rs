@@ -28,7 +28,7 @@ use crate::registry::resident::{Code, CodeKind, Resident};
 use crate::sandbox::engine::{Tier, Tiering};
 use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::Limits;
-use crate::sandbox::{self, Operation, Returned, SandboxState, TierEngine};
+use crate::sandbox::{self, Operation, Returned, SandboxState, Services, TierEngine};
 use crate::schema::Schema;
 use crate::text::{MAX_MESSAGE, bounded};
 
@@ -197,8 +197,15 @@ impl Loader<'_> {
         let label: Arc<str> = Arc::from(path.display().to_string());
         let no_grants = Arc::new(Grants::default());
         let resolver = self.core.resolver.clone();
-        let run =
-            sandbox::run(&engine.engine, label, &manifest.limits, no_grants, resolver, Operation::ListTools(pre)).await;
+        let run = sandbox::run(
+            &engine.engine,
+            label,
+            &manifest.limits,
+            no_grants,
+            Services { resolver, storage: None },
+            Operation::ListTools(pre),
+        )
+        .await;
         match run.result {
             Ok(Returned::Tools(infos)) => describe_tools(infos),
             Ok(_) => Err(LoadErrorKind::ListTools("answered like a call".into())),

@@ -10,6 +10,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use crate::sandbox::outbound::HostPattern;
 use crate::sandbox::output::OutputSink;
+use crate::storage::StorageGrant;
 
 /// Everything one component may reach.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub struct Grants {
     pub config: BTreeMap<String, String>,
     /// Outgoing HTTP destinations (`wasi:http`).
     pub network: Arc<[HostPattern]>,
+    /// Buckets of `wasi:keyvalue`, and the component's quota.
+    pub storage: StorageGrant,
 }
 
 /// A host directory a guest sees. Serializes as `{"guest", "host", "mode": "ro"|"rw"}`.
@@ -91,6 +94,7 @@ impl std::fmt::Debug for Grants {
             .field("env", &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>())
             .field("config", &self.config.keys().collect::<Vec<_>>())
             .field("network", &self.network.iter().map(ToString::to_string).collect::<Vec<_>>())
+            .field("storage", &self.storage)
             .finish()
     }
 }
@@ -107,6 +111,8 @@ pub struct Capabilities {
     pub environment: Capability<Vec<String>>,
     /// `toolhost:tool/host.config`: the granted keys.
     pub config: Capability<Vec<String>>,
+    /// `wasi:keyvalue`: the granted buckets (`shared:` before a shared one).
+    pub storage: Capability<Vec<String>>,
     /// `wasi:sockets`: never granted.
     pub sockets: Capability<&'static str>,
 }
@@ -137,6 +143,16 @@ impl Capabilities {
             config: Capability {
                 imported: imported("toolhost:tool/host"),
                 granted: grants.config_keys().map(str::to_owned).collect(),
+            },
+            storage: Capability {
+                imported: imported("wasi:keyvalue/"),
+                granted: grants
+                    .storage
+                    .buckets
+                    .iter()
+                    .cloned()
+                    .chain(grants.storage.shared.iter().map(|name| format!("shared:{name}")))
+                    .collect(),
             },
             sockets: Capability {
                 imported: imported("wasi:sockets/"),

@@ -7,6 +7,7 @@
 
 pub(crate) mod engine;
 pub mod grants;
+pub(crate) mod keyvalue;
 pub mod limits;
 pub mod outbound;
 pub mod output;
@@ -14,7 +15,7 @@ mod state;
 mod store;
 
 pub(crate) use state::{SandboxState, new_linker};
-pub(crate) use store::{Operation, Returned, run};
+pub(crate) use store::{Operation, Returned, Services, run};
 
 use wasmtime::Engine;
 use wasmtime::component::Linker;

@@ -12,6 +12,7 @@ use crate::contract::{self, LogLevel, Plugin};
 use crate::error::BuildError;
 use crate::progress::ProgressReports;
 use crate::sandbox::grants::Grants;
+use crate::sandbox::keyvalue::{self, CallStorage};
 use crate::sandbox::limits::CallLimiter;
 use crate::sandbox::outbound::OutboundHttp;
 use crate::sandbox::output::{OutputSink, level_name};
@@ -29,6 +30,8 @@ pub(crate) struct SandboxState {
     /// `namespace/tool` (or the file, while listing tools), for log lines.
     pub(super) label: Arc<str>,
     pub(super) progress: ProgressReports,
+    /// The buckets it may open, and its writes until they commit.
+    pub(super) storage: CallStorage,
 }
 
 impl WasiView for SandboxState {
@@ -69,5 +72,6 @@ pub(crate) fn new_linker(engine: &Engine) -> Result<Linker<SandboxState>, BuildE
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(failed)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(failed)?;
     Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(failed)?;
+    keyvalue::add_to_linker(&mut linker)?;
     Ok(linker)
 }

@@ -12,10 +12,12 @@ use crate::contract::{GuestToolError, GuestToolInfo, PluginPre};
 use crate::error::CallError;
 use crate::progress::{ProgressHook, ProgressReports};
 use crate::sandbox::grants::Grants;
+use crate::sandbox::keyvalue::CallStorage;
 use crate::sandbox::limits::{CallLimiter, Limits};
 use crate::sandbox::outbound::{DeniedRequest, OutboundHttp, Resolve};
 use crate::sandbox::output::{CapturedOutput, OutputSink};
 use crate::sandbox::state::SandboxState;
+use crate::storage::{Storage, Transaction};
 use crate::text::{MAX_MESSAGE, bounded};
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
@@ -33,6 +35,13 @@ pub(crate) enum Operation<'a> {
     Invoke { pre: &'a InstancePre<SandboxState>, export: &'a ComponentExportIndex, params: Vec<Val>, results: usize },
 }
 
+/// What the host lends a call beyond its grants: name resolution for its outgoing
+/// requests, and the store behind its buckets (none while a component loads).
+pub(crate) struct Services {
+    pub resolver: Arc<dyn Resolve>,
+    pub storage: Option<Arc<Storage>>,
+}
+
 /// What the guest returned.
 pub(crate) enum Returned {
     Tools(Vec<GuestToolInfo>),
@@ -47,6 +56,8 @@ pub(crate) struct Run {
     pub output: CapturedOutput,
     /// Outgoing requests the allow-list refused.
     pub denied_requests: Vec<DeniedRequest>,
+    /// What the guest wrote to storage, to commit if the call succeeds.
+    pub transaction: Option<Transaction>,
 }
 
 /// Instantiates the component in a fresh store and runs one operation.
@@ -55,7 +66,7 @@ pub(crate) async fn run(
     label: Arc<str>,
     limits: &Limits,
     grants: Arc<Grants>,
-    resolver: Arc<dyn Resolve>,
+    services: Services,
     operation: Operation<'_>,
 ) -> Run {
     let output = OutputSink::new(limits.max_log);
@@ -63,7 +74,7 @@ pub(crate) async fn run(
         Operation::Call { progress, .. } => ProgressReports::new(progress.clone()),
         Operation::ListTools(_) | Operation::Invoke { .. } => ProgressReports::default(),
     };
-    let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress, resolver) {
+    let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress, services) {
         Ok(store) => store,
         Err(message) => {
             return Run {
@@ -71,6 +82,7 @@ pub(crate) async fn run(
                 fuel_consumed: 0,
                 output: output.take(),
                 denied_requests: Vec::new(),
+                transaction: None,
             };
         }
     };
@@ -104,7 +116,8 @@ pub(crate) async fn run(
         Ok(Err(error)) => Err(classify(error, store.data(), limits)),
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
-    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied() }
+    let transaction = store.data_mut().storage.take_transaction();
+    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied(), transaction }
 }
 
 /// A store holding exactly the grants, bounded by the limits: fuel, memory and tables
@@ -116,12 +129,13 @@ fn new_store(
     grants: Arc<Grants>,
     output: &OutputSink,
     progress: ProgressReports,
-    resolver: Arc<dyn Resolve>,
+    services: Services,
 ) -> Result<Store<SandboxState>, String> {
     let state = SandboxState {
         wasi: grants.wasi_context(output, limits.memory)?,
         http: WasiHttpCtx::new(),
-        outbound: OutboundHttp::new(grants.network.clone(), resolver),
+        outbound: OutboundHttp::new(grants.network.clone(), services.resolver),
+        storage: CallStorage::new(services.storage, &grants.storage, limits.timeout),
         table: ResourceTable::new(),
         limiter: CallLimiter::new(limits.memory),
         output: output.clone(),

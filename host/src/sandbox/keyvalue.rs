@@ -1,0 +1,225 @@
+//! `wasi:keyvalue` (0.2.0-draft2) for guests: the buckets their manifest grants, through
+//! the call's [`Transaction`]. Deny by default: without `[grants.storage]` every `open`
+//! answers `access-denied`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{HasSelf, Linker, Resource};
+
+use crate::error::BuildError;
+use crate::sandbox::state::SandboxState;
+use crate::storage::{BucketId, KvError, Quota, Storage, StorageGrant, Transaction};
+
+wasmtime::component::bindgen!({
+    path: "../wit/deps/keyvalue",
+    world: "wasi:keyvalue/imports",
+    imports: { default: async | trappable },
+    with: {
+        "wasi:keyvalue/store.bucket": KvBucket,
+        "wasi:keyvalue/atomics.cas": KvCas,
+    },
+});
+
+use wasi::keyvalue::{atomics, batch, store};
+
+/// An open bucket of a guest.
+pub struct KvBucket {
+    id: BucketId,
+}
+
+/// A compare-and-swap a guest started: the key and the value it saw.
+pub struct KvCas {
+    bucket: BucketId,
+    key: String,
+    seen: Option<Vec<u8>>,
+}
+
+/// What one call may do with storage, and its writes so far.
+pub(crate) struct CallStorage {
+    /// The host's store; `None` while a component is being loaded (listing its tools).
+    storage: Option<Arc<Storage>>,
+    grant: StorageGrant,
+    time_limit: Duration,
+    transaction: Option<Transaction>,
+}
+
+impl CallStorage {
+    pub fn new(storage: Option<Arc<Storage>>, grant: &StorageGrant, time_limit: Duration) -> CallStorage {
+        CallStorage { storage, grant: grant.clone(), time_limit, transaction: None }
+    }
+
+    /// The call's writes, to commit when the call succeeds; `None` when it wrote and
+    /// leased nothing.
+    pub fn take_transaction(&mut self) -> Option<Transaction> {
+        self.transaction.take().filter(|transaction| !transaction.is_empty())
+    }
+
+    fn transaction(&mut self) -> Result<&mut Transaction, KvError> {
+        self.transaction.as_mut().ok_or_else(|| KvError::Other("no bucket is open".into()))
+    }
+}
+
+/// The quotas a commit of `grant`'s component applies, per owner it may write to.
+pub(crate) fn quotas(grant: &StorageGrant) -> Vec<(String, Quota)> {
+    let mut quotas = vec![(grant.owner.clone(), grant.quota)];
+    quotas.extend(grant.shared.iter().map(|name| (BucketId::shared(name).owner, grant.quota)));
+    quotas
+}
+
+pub(crate) fn add_to_linker(linker: &mut Linker<SandboxState>) -> Result<(), BuildError> {
+    let failed = |e: wasmtime::Error| BuildError::Engine(format!("linking wasi:keyvalue: {e:#}"));
+    Imports::add_to_linker::<_, HasSelf<_>>(linker, |state| state).map_err(failed)
+}
+
+fn to_wit(error: KvError) -> store::Error {
+    let KvError::Other(message) = error;
+    store::Error::Other(message)
+}
+
+type Answer<T> = wasmtime::Result<Result<T, store::Error>>;
+
+impl SandboxState {
+    fn bucket_id(&self, bucket: &Resource<KvBucket>) -> wasmtime::Result<BucketId> {
+        Ok(self.table.get(bucket)?.id.clone())
+    }
+}
+
+impl store::Host for SandboxState {
+    async fn open(&mut self, identifier: String) -> Answer<Resource<KvBucket>> {
+        let Some(id) = self.storage.grant.bucket(&identifier) else {
+            return Ok(Err(store::Error::AccessDenied));
+        };
+        if self.storage.transaction.is_none() {
+            let Some(storage) = self.storage.storage.clone() else {
+                return Ok(Err(store::Error::Other("storage is not available while the component is loading".into())));
+            };
+            match storage.backend().await {
+                Ok(backend) => self.storage.transaction = Some(Transaction::new(backend, self.storage.time_limit)),
+                Err(e) => return Ok(Err(store::Error::Other(format!("storage is unavailable: {e}")))),
+            }
+        }
+        Ok(Ok(self.table.push(KvBucket { id })?))
+    }
+}
+
+impl store::HostBucket for SandboxState {
+    async fn get(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<Option<Vec<u8>>> {
+        let id = self.bucket_id(&bucket)?;
+        Ok(async { self.storage.transaction()?.get(&id, &key).await }.await.map_err(to_wit))
+    }
+
+    async fn set(&mut self, bucket: Resource<KvBucket>, key: String, value: Vec<u8>) -> Answer<()> {
+        let id = self.bucket_id(&bucket)?;
+        let quota = self.storage.grant.quota;
+        Ok(async { self.storage.transaction()?.set(&id, &key, value, &quota).await }.await.map_err(to_wit))
+    }
+
+    async fn delete(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<()> {
+        let id = self.bucket_id(&bucket)?;
+        Ok(async { self.storage.transaction()?.delete(&id, &key).await }.await.map_err(to_wit))
+    }
+
+    async fn exists(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<bool> {
+        let id = self.bucket_id(&bucket)?;
+        Ok(async { Ok(self.storage.transaction()?.get(&id, &key).await?.is_some()) }.await.map_err(to_wit))
+    }
+
+    async fn list_keys(&mut self, bucket: Resource<KvBucket>, cursor: Option<String>) -> Answer<store::KeyResponse> {
+        let id = self.bucket_id(&bucket)?;
+        let page = async { self.storage.transaction()?.list_keys(&id, cursor).await }.await;
+        Ok(page.map(|(keys, cursor)| store::KeyResponse { keys, cursor }).map_err(to_wit))
+    }
+
+    async fn drop(&mut self, bucket: Resource<KvBucket>) -> wasmtime::Result<()> {
+        self.table.delete(bucket)?;
+        Ok(())
+    }
+}
+
+impl atomics::Host for SandboxState {
+    async fn increment(&mut self, bucket: Resource<KvBucket>, key: String, delta: i64) -> Answer<i64> {
+        let id = self.bucket_id(&bucket)?;
+        let quota = self.storage.grant.quota;
+        Ok(async { self.storage.transaction()?.increment(&id, &key, delta, &quota).await }.await.map_err(to_wit))
+    }
+
+    async fn swap(&mut self, cas: Resource<KvCas>, value: Vec<u8>) -> wasmtime::Result<Result<(), atomics::CasError>> {
+        let KvCas { bucket, key, seen } = self.table.delete(cas)?;
+        let quota = self.storage.grant.quota;
+        let swapped = async { self.storage.transaction()?.swap(&bucket, &key, &seen, value, &quota).await }.await;
+        match swapped {
+            Ok(Ok(())) => Ok(Ok(())),
+            Ok(Err(current)) => {
+                let fresh = self.table.push(KvCas { bucket, key, seen: current })?;
+                Ok(Err(atomics::CasError::CasFailed(fresh)))
+            }
+            Err(e) => Ok(Err(atomics::CasError::StoreError(to_wit(e)))),
+        }
+    }
+}
+
+impl atomics::HostCas for SandboxState {
+    async fn new(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<Resource<KvCas>> {
+        let id = self.bucket_id(&bucket)?;
+        let seen = async { self.storage.transaction()?.watch(&id, &key).await }.await;
+        match seen {
+            Ok(seen) => Ok(Ok(self.table.push(KvCas { bucket: id, key, seen })?)),
+            Err(e) => Ok(Err(to_wit(e))),
+        }
+    }
+
+    async fn current(&mut self, cas: Resource<KvCas>) -> Answer<Option<Vec<u8>>> {
+        Ok(Ok(self.table.get(&cas)?.seen.clone()))
+    }
+
+    async fn drop(&mut self, cas: Resource<KvCas>) -> wasmtime::Result<()> {
+        self.table.delete(cas)?;
+        Ok(())
+    }
+}
+
+impl batch::Host for SandboxState {
+    async fn get_many(
+        &mut self,
+        bucket: Resource<KvBucket>,
+        keys: Vec<String>,
+    ) -> Answer<Vec<(String, Option<Vec<u8>>)>> {
+        let id = self.bucket_id(&bucket)?;
+        let read = async {
+            let transaction = self.storage.transaction()?;
+            let mut pairs = Vec::with_capacity(keys.len());
+            for key in keys {
+                let value = transaction.get(&id, &key).await?;
+                pairs.push((key, value));
+            }
+            Ok(pairs)
+        };
+        Ok(read.await.map_err(to_wit))
+    }
+
+    async fn set_many(&mut self, bucket: Resource<KvBucket>, key_values: Vec<(String, Vec<u8>)>) -> Answer<()> {
+        let id = self.bucket_id(&bucket)?;
+        let quota = self.storage.grant.quota;
+        let write = async {
+            let transaction = self.storage.transaction()?;
+            for (key, value) in key_values {
+                transaction.set(&id, &key, value, &quota).await?;
+            }
+            Ok(())
+        };
+        Ok(write.await.map_err(to_wit))
+    }
+
+    async fn delete_many(&mut self, bucket: Resource<KvBucket>, keys: Vec<String>) -> Answer<()> {
+        let id = self.bucket_id(&bucket)?;
+        let write = async {
+            let transaction = self.storage.transaction()?;
+            for key in keys {
+                transaction.delete(&id, &key).await?;
+            }
+            Ok(())
+        };
+        Ok(write.await.map_err(to_wit))
+    }
+}

@@ -1,0 +1,193 @@
+//! The two databases behind [`super::Storage`], with one set of operations: what a call
+//! reads, the leases of atomic operations, the commit of a call's writes, and what an
+//! operator inspects.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::redis_store::RedisStore;
+use super::sqlite_store::SqliteStore;
+use super::{Quota, StorageError};
+
+/// A staged change of one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// The key holds this value.
+    Set(Vec<u8>),
+    /// The key is gone.
+    Delete,
+}
+
+/// One call's writes, committed together or not at all.
+pub(crate) struct Commit {
+    /// Who holds the leases of the call's atomic operations.
+    pub holder: String,
+    pub writes: Vec<StagedWrite>,
+    /// The quota each owner written to must stay within; an owner not listed has none
+    /// (the operator's own writes).
+    pub quotas: Vec<(String, Quota)>,
+    /// Keys the holder leased, `(bucket id, key)`.
+    pub leased: Vec<(String, String)>,
+}
+
+/// One key's change in a [`Commit`].
+pub(crate) struct StagedWrite {
+    pub bucket: String,
+    pub owner: String,
+    pub key: String,
+    pub write: Write,
+}
+
+/// Why a commit did not happen; nothing of it was written.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CommitError {
+    /// Another running call leases a key this one writes: retried until it is free.
+    #[error("key `{key}` of bucket `{bucket}` is leased by another running call")]
+    Leased {
+        /// The bucket's stored id.
+        bucket: String,
+        /// The leased key.
+        key: String,
+    },
+    /// The writes would take an owner past its quota.
+    #[error("storage quota of {owner}: {problem}")]
+    Quota {
+        /// The component identity, or `shared:name`.
+        owner: String,
+        /// What the writes would have made of its usage.
+        problem: String,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// What an owner keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Usage {
+    /// Bytes of keys and values together.
+    pub bytes: u64,
+    /// Number of keys.
+    pub keys: u64,
+}
+
+impl Usage {
+    /// The problem with this usage under `quota`, if any.
+    pub fn over(&self, quota: &Quota) -> Option<String> {
+        if self.keys > quota.max_keys {
+            Some(format!("{} keys, over the limit of {}", self.keys, quota.max_keys))
+        } else if self.bytes > quota.max_bytes {
+            Some(format!("{} bytes, over the limit of {}", self.bytes, quota.max_bytes))
+        } else {
+            None
+        }
+    }
+}
+
+/// A bucket holding data, as the operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BucketSummary {
+    /// Its stored id (`namespace/file:name` or `shared:name`).
+    pub bucket: String,
+    /// Number of keys.
+    pub keys: u64,
+    /// Bytes of its keys and values.
+    pub bytes: u64,
+}
+
+/// The database.
+pub(crate) enum Backend {
+    Sqlite(Arc<SqliteStore>),
+    Redis(RedisStore),
+}
+
+impl Backend {
+    pub async fn open_file(path: &Path) -> Result<Backend, StorageError> {
+        let path = path.to_owned();
+        let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+            .await
+            .map_err(|e| StorageError::Backend(format!("opening the database: {e}")))??;
+        Ok(Backend::Sqlite(Arc::new(store)))
+    }
+
+    pub async fn open_redis(url: &str) -> Result<Backend, StorageError> {
+        Ok(Backend::Redis(RedisStore::connect(url).await?))
+    }
+
+    pub async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.get(bucket, key),
+            Backend::Redis(store) => store.get(bucket, key).await,
+        }
+    }
+
+    /// Up to `limit` keys after `after`, in key order.
+    pub async fn keys_after(
+        &self,
+        bucket: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.keys_after(bucket, after, limit),
+            Backend::Redis(store) => store.keys_after(bucket, after, limit).await,
+        }
+    }
+
+    pub async fn usage(&self, owner: &str) -> Result<Usage, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.usage(owner),
+            Backend::Redis(store) => store.usage(owner).await,
+        }
+    }
+
+    /// Takes (or renews) the lease of a key for `holder` until `ttl_ms` from now; `false`
+    /// when another holder's lease is still running.
+    pub async fn lease(&self, bucket: &str, key: &str, holder: &str, ttl_ms: u64) -> Result<bool, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.lease(bucket, key, holder, ttl_ms),
+            Backend::Redis(store) => store.lease(bucket, key, holder, ttl_ms).await,
+        }
+    }
+
+    /// Ends every lease of `holder` among `leased`.
+    pub async fn release(&self, holder: &str, leased: &[(String, String)]) -> Result<(), StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.release(holder),
+            Backend::Redis(store) => store.release(holder, leased).await,
+        }
+    }
+
+    /// Applies the writes and ends the holder's leases, in one database transaction.
+    pub async fn commit(&self, commit: &Arc<Commit>) -> Result<(), CommitError> {
+        match self {
+            Backend::Sqlite(store) => {
+                // The commit waits for the disk: off the threads that run calls.
+                let (store, commit) = (store.clone(), commit.clone());
+                tokio::task::spawn_blocking(move || store.commit(&commit))
+                    .await
+                    .map_err(|e| StorageError::Backend(format!("commit task: {e}")))?
+            }
+            Backend::Redis(store) => store.commit(commit).await,
+        }
+    }
+
+    pub async fn buckets(&self) -> Result<Vec<BucketSummary>, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.buckets(),
+            Backend::Redis(store) => store.buckets().await,
+        }
+    }
+
+    pub async fn entries(&self, bucket: &str) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.entries(bucket),
+            Backend::Redis(store) => store.entries(bucket).await,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, the clock of leases.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,235 @@
+//! State that outlives a call: the `wasi:keyvalue` buckets of components, kept in a real
+//! database — SQLite in one file by default, Redis when several hosts share state.
+//!
+//! A call never writes to the database directly. Its writes collect in a
+//! [`Transaction`] (read-your-writes for the call itself) and are committed in one
+//! database transaction when the guest returns and its output passed its checks; a call
+//! the sandbox stops (trap, timeout, fuel, memory, cancellation) leaves nothing behind.
+//! Atomic operations lease their key until the call ends, so that increments and
+//! compare-and-swaps never lose an update; docs/storage.md states the isolation level.
+//!
+//! Who may open what is decided by a component's manifest ([`StorageGrant`]): buckets are
+//! private to the component's identity (`namespace/file`), except those the operator names
+//! as shared, and quotas bound what one component may keep.
+
+mod backend;
+mod redis_store;
+mod sqlite_store;
+mod transaction;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub(crate) use backend::Backend;
+pub use backend::{BucketSummary, CommitError};
+pub use backend::{Usage, Write};
+pub(crate) use transaction::{KvError, Transaction};
+
+/// Where a host keeps its state (`[storage]` in `toolhost.toml`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum StorageSetting {
+    /// `storage.sqlite3` in the user's data directory ([`crate::paths::data_dir`]).
+    #[default]
+    Default,
+    /// An SQLite database file.
+    File(PathBuf),
+    /// A Redis (or Valkey) server, shared by every host pointed at it.
+    Redis(String),
+}
+
+/// Why the store could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StorageError {
+    /// The database could not be opened or created.
+    #[error("the storage database {}: {message}", .path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The Redis server could not be reached or refused a command.
+    #[error("redis {url}: {message}")]
+    Redis {
+        /// The server's URL, without its password.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A database operation failed.
+    #[error("storage: {0}")]
+    Backend(String),
+    /// No user data directory is known for the default database.
+    #[error("no storage location: set `[storage] path` in toolhost.toml, or HOME or XDG_DATA_HOME")]
+    NoDataDir,
+}
+
+/// Most a component may keep, across its private buckets (and, for each shared bucket,
+/// what the bucket may hold when this component writes to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    /// Bytes of keys and values together.
+    pub max_bytes: u64,
+    /// Number of keys.
+    pub max_keys: u64,
+    /// Bytes of one value.
+    pub max_value: u64,
+}
+
+impl Default for Quota {
+    fn default() -> Quota {
+        Quota { max_bytes: 64 << 20, max_keys: 100_000, max_value: 1 << 20 }
+    }
+}
+
+/// What a manifest grants of storage (`[grants.storage]`). Nothing by default.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StorageGrant {
+    /// The component's identity, `namespace/file`: its private buckets belong to it, so
+    /// that a new version of the file keeps its data.
+    pub owner: String,
+    /// Buckets private to this component.
+    pub buckets: Vec<String>,
+    /// Buckets shared with every component whose manifest names them too.
+    pub shared: Vec<String>,
+    /// What the component may keep.
+    pub quota: Quota,
+}
+
+impl StorageGrant {
+    /// Whether anything is granted.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty() && self.shared.is_empty()
+    }
+
+    /// The bucket a guest's `open(name)` reaches, if granted.
+    pub(crate) fn bucket(&self, name: &str) -> Option<BucketId> {
+        if self.buckets.iter().any(|b| b == name) {
+            Some(BucketId::private(&self.owner, name))
+        } else if self.shared.iter().any(|b| b == name) {
+            Some(BucketId::shared(name))
+        } else {
+            None
+        }
+    }
+}
+
+/// A bucket as the database knows it: `namespace/file:name` for a private bucket,
+/// `shared:name` for a shared one. A component identity always holds a `/`, so the two
+/// never collide.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BucketId {
+    /// Whose quota its contents count against: the component identity, or `shared:name`.
+    pub owner: String,
+    /// The stored name.
+    pub id: String,
+}
+
+impl BucketId {
+    /// A component's private bucket.
+    pub fn private(owner: &str, name: &str) -> BucketId {
+        BucketId { owner: owner.to_owned(), id: format!("{owner}:{name}") }
+    }
+
+    /// A shared bucket.
+    pub fn shared(name: &str) -> BucketId {
+        let id = format!("shared:{name}");
+        BucketId { owner: id.clone(), id }
+    }
+
+    /// The bucket a stored id names.
+    pub fn parse(id: &str) -> Option<BucketId> {
+        let (owner, name) = id.rsplit_once(':')?;
+        if !is_bucket_name(name) {
+            return None;
+        }
+        if owner == "shared" {
+            Some(BucketId::shared(name))
+        } else if crate::names::validate_namespace(owner.split('/').next()?).is_ok() && owner.contains('/') {
+            Some(BucketId::private(owner, name))
+        } else {
+            None
+        }
+    }
+}
+
+/// A bucket name: `[a-z0-9]` then up to 63 of `[a-z0-9_.-]`.
+pub fn is_bucket_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name.len() <= 64
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// The host's store: opened on first use, so that a host whose components never use
+/// storage never creates a database.
+pub struct Storage {
+    setting: StorageSetting,
+    backend: tokio::sync::OnceCell<Arc<Backend>>,
+}
+
+impl Storage {
+    /// A store at `setting`, not opened yet.
+    pub fn new(setting: StorageSetting) -> Storage {
+        Storage { setting, backend: tokio::sync::OnceCell::new() }
+    }
+
+    /// Where the state lives, for messages: a file path or a Redis URL (its password
+    /// hidden).
+    pub fn location(&self) -> String {
+        match &self.setting {
+            StorageSetting::Default => default_path().map_or_else(|e| e.to_string(), |p| p.display().to_string()),
+            StorageSetting::File(path) => path.display().to_string(),
+            StorageSetting::Redis(url) => redis_store::redacted(url),
+        }
+    }
+
+    /// The open database, opening it on first use. A failure is retried by the next use.
+    pub(crate) async fn backend(&self) -> Result<Arc<Backend>, StorageError> {
+        self.backend
+            .get_or_try_init(|| async {
+                let backend = match &self.setting {
+                    StorageSetting::Default => Backend::open_file(&default_path()?).await?,
+                    StorageSetting::File(path) => Backend::open_file(path).await?,
+                    StorageSetting::Redis(url) => Backend::open_redis(url).await?,
+                };
+                Ok(Arc::new(backend))
+            })
+            .await
+            .cloned()
+    }
+
+    /// Every bucket holding data, with its size.
+    pub async fn buckets(&self) -> Result<Vec<BucketSummary>, StorageError> {
+        self.backend().await?.buckets().await
+    }
+
+    /// Every key and value of a bucket, in key order.
+    pub async fn entries(&self, bucket: &BucketId) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
+        self.backend().await?.entries(&bucket.id).await
+    }
+
+    /// One value.
+    pub async fn get(&self, bucket: &BucketId, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.backend().await?.get(&bucket.id, key).await
+    }
+
+    /// Sets or deletes keys of one bucket in one transaction, as the operator (no quota
+    /// applies; leases held by running calls are waited for).
+    pub async fn write(&self, bucket: &BucketId, writes: Vec<(String, Write)>) -> Result<(), StorageError> {
+        let mut transaction = Transaction::new(self.backend().await?, std::time::Duration::from_secs(10));
+        for (key, write) in writes {
+            transaction.stage(bucket, key, write);
+        }
+        transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))
+    }
+
+    /// Usage of one owner (a component identity or a shared bucket).
+    pub async fn usage(&self, owner: &str) -> Result<Usage, StorageError> {
+        self.backend().await?.usage(owner).await
+    }
+}
+
+fn default_path() -> Result<PathBuf, StorageError> {
+    crate::paths::data_dir().map(|dir| dir.join("storage.sqlite3")).ok_or(StorageError::NoDataDir)
+}

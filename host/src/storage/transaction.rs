@@ -1,0 +1,323 @@
+//! One call's view of the store, and its writes until they commit.
+//!
+//! Reads see the latest committed value, or the call's own staged write of the key
+//! (read committed, with read-your-writes). Writes are staged here and committed
+//! together after the call succeeded; dropped otherwise. An atomic operation
+//! (`increment`, `cas::new`) first leases its key for the rest of the call: no other
+//! call commits that key until this one ends, so an increment returns the value it will
+//! commit and a compare-and-swap compares with a value nobody else can change meanwhile.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::backend::{Backend, Commit, CommitError, StagedWrite, Write};
+use super::{BucketId, Quota, StorageError};
+
+/// Keys per `list-keys` page.
+const PAGE: usize = 1000;
+/// Longest key, in bytes.
+pub(crate) const MAX_KEY: usize = 1024;
+/// Beyond the call's own deadline, how long its lease lasts when the host dies with it,
+/// and how long its commit may wait for another call's lease.
+const GRACE: Duration = Duration::from_secs(1);
+/// Longest pause between two attempts to take a leased key.
+const MAX_BACKOFF: Duration = Duration::from_millis(20);
+
+/// What a guest's storage operation answers, in `wasi:keyvalue`'s terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KvError {
+    /// `error::other`, with what the guest can act on.
+    Other(String),
+}
+
+impl From<StorageError> for KvError {
+    fn from(e: StorageError) -> KvError {
+        KvError::Other(e.to_string())
+    }
+}
+
+/// A staged write, and the size of the committed value it replaces (for quotas).
+struct Staged {
+    write: Write,
+    replaced: Option<u64>,
+}
+
+pub(crate) struct Transaction {
+    backend: Arc<Backend>,
+    /// Unique per call: the owner of its leases.
+    holder: String,
+    staged: BTreeMap<(BucketId, String), Staged>,
+    /// `(bucket id, key)` leased by this call.
+    leased: BTreeSet<(String, String)>,
+    deadline: Instant,
+    finished: bool,
+}
+
+impl Transaction {
+    /// A transaction of a call that may run for `time_limit`.
+    pub fn new(backend: Arc<Backend>, time_limit: Duration) -> Transaction {
+        Transaction {
+            backend,
+            holder: holder_id(),
+            staged: BTreeMap::new(),
+            leased: BTreeSet::new(),
+            deadline: Instant::now() + time_limit,
+            finished: false,
+        }
+    }
+
+    pub async fn get(&self, bucket: &BucketId, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        check_key(key)?;
+        match self.staged.get(&(bucket.clone(), key.to_owned())) {
+            Some(Staged { write: Write::Set(value), .. }) => Ok(Some(value.clone())),
+            Some(Staged { write: Write::Delete, .. }) => Ok(None),
+            None => Ok(self.backend.get(&bucket.id, key).await?),
+        }
+    }
+
+    /// Stages a value, refused when it would take the bucket's owner past `quota`.
+    pub async fn set(&mut self, bucket: &BucketId, key: &str, value: Vec<u8>, quota: &Quota) -> Result<(), KvError> {
+        check_key(key)?;
+        if value.len() as u64 > quota.max_value {
+            return Err(KvError::Other(format!(
+                "a value of {} bytes is over this component's limit of {} bytes per value",
+                value.len(),
+                quota.max_value
+            )));
+        }
+        let replaced = self.replaced(bucket, key).await?;
+        let grows = (key.len() + value.len()) as i64 - replaced.map_or(0, |size| key.len() as i64 + size as i64);
+        if grows > 0 {
+            let mut usage = self.backend.usage(&bucket.owner).await?;
+            let (bytes, keys) = self.staged_growth(&bucket.owner);
+            usage.bytes = (usage.bytes as i64 + bytes + grows).max(0) as u64;
+            usage.keys = (usage.keys as i64 + keys + i64::from(replaced.is_none())).max(0) as u64;
+            if let Some(problem) = usage.over(quota) {
+                return Err(KvError::Other(format!("storage quota: this write would make {problem}")));
+            }
+        }
+        self.stage_with(bucket, key.to_owned(), Write::Set(value), replaced);
+        Ok(())
+    }
+
+    pub async fn delete(&mut self, bucket: &BucketId, key: &str) -> Result<(), KvError> {
+        check_key(key)?;
+        let replaced = self.replaced(bucket, key).await?;
+        self.stage_with(bucket, key.to_owned(), Write::Delete, replaced);
+        Ok(())
+    }
+
+    /// Stages a write without quota checks: the operator's.
+    pub fn stage(&mut self, bucket: &BucketId, key: String, write: Write) {
+        self.stage_with(bucket, key, write, None);
+    }
+
+    fn stage_with(&mut self, bucket: &BucketId, key: String, write: Write, replaced: Option<u64>) {
+        self.staged
+            .entry((bucket.clone(), key))
+            .and_modify(|staged| staged.write = write.clone())
+            .or_insert(Staged { write, replaced });
+    }
+
+    /// The committed size of the value a first write of `key` replaces.
+    async fn replaced(&self, bucket: &BucketId, key: &str) -> Result<Option<u64>, KvError> {
+        match self.staged.get(&(bucket.clone(), key.to_owned())) {
+            Some(staged) => Ok(staged.replaced),
+            None => Ok(self.backend.get(&bucket.id, key).await?.map(|value| value.len() as u64)),
+        }
+    }
+
+    /// Bytes and keys the staged writes add to `owner`'s usage.
+    fn staged_growth(&self, owner: &str) -> (i64, i64) {
+        let mut growth = (0, 0);
+        for ((bucket, key), staged) in &self.staged {
+            if bucket.owner != owner {
+                continue;
+            }
+            let before = staged.replaced.map_or(0, |size| key.len() as i64 + size as i64);
+            let (after, keys) = match (&staged.write, staged.replaced) {
+                (Write::Set(value), replaced) => ((key.len() + value.len()) as i64, i64::from(replaced.is_none())),
+                (Write::Delete, Some(_)) => (0, -1),
+                (Write::Delete, None) => (0, 0),
+            };
+            growth.0 += after - before;
+            growth.1 += keys;
+        }
+        growth
+    }
+
+    /// One page of keys in key order, the call's own staged writes included.
+    pub async fn list_keys(
+        &self,
+        bucket: &BucketId,
+        cursor: Option<String>,
+    ) -> Result<(Vec<String>, Option<String>), KvError> {
+        let committed = self.backend.keys_after(&bucket.id, cursor.as_deref(), PAGE).await?;
+        let next = (committed.len() == PAGE).then(|| committed.last().cloned()).flatten();
+        let mut keys: BTreeSet<String> = committed.into_iter().collect();
+        let after = cursor.unwrap_or_default();
+        for ((staged_bucket, key), staged) in &self.staged {
+            let in_page = *key > after && next.as_ref().is_none_or(|last| key <= last);
+            if staged_bucket != bucket || !in_page {
+                continue;
+            }
+            match staged.write {
+                Write::Set(_) => keys.insert(key.clone()),
+                Write::Delete => keys.remove(key),
+            };
+        }
+        Ok((keys.into_iter().collect(), next))
+    }
+
+    /// Adds `delta` to the decimal integer at `key` (absent: 0) and stages the sum.
+    pub async fn increment(&mut self, bucket: &BucketId, key: &str, delta: i64, quota: &Quota) -> Result<i64, KvError> {
+        self.lease(bucket, key).await?;
+        let current = match self.get(bucket, key).await? {
+            None => 0,
+            Some(bytes) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|text| text.trim().parse::<i64>().ok())
+                .ok_or_else(|| KvError::Other(format!("the value of `{key}` is not a decimal integer")))?,
+        };
+        let sum = current
+            .checked_add(delta)
+            .ok_or_else(|| KvError::Other(format!("incrementing `{key}` by {delta} overflows a 64-bit integer")))?;
+        self.set(bucket, key, sum.to_string().into_bytes(), quota).await?;
+        Ok(sum)
+    }
+
+    /// Leases `key` for the rest of the call and returns its current value: the start of
+    /// a compare-and-swap.
+    pub async fn watch(&mut self, bucket: &BucketId, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.lease(bucket, key).await?;
+        self.get(bucket, key).await
+    }
+
+    /// Stages `value` if `key` still holds `expected`; otherwise answers what it holds.
+    pub async fn swap(
+        &mut self,
+        bucket: &BucketId,
+        key: &str,
+        expected: &Option<Vec<u8>>,
+        value: Vec<u8>,
+        quota: &Quota,
+    ) -> Result<Result<(), Option<Vec<u8>>>, KvError> {
+        self.lease(bucket, key).await?;
+        let current = self.get(bucket, key).await?;
+        if current != *expected {
+            return Ok(Err(current));
+        }
+        self.set(bucket, key, value, quota).await?;
+        Ok(Ok(()))
+    }
+
+    /// Waits until this call holds the lease of `key`, at most until its deadline.
+    async fn lease(&mut self, bucket: &BucketId, key: &str) -> Result<(), KvError> {
+        check_key(key)?;
+        let leased = (bucket.id.clone(), key.to_owned());
+        if self.leased.contains(&leased) {
+            return Ok(());
+        }
+        let mut pause = Duration::from_micros(500);
+        loop {
+            let ttl = self.deadline.saturating_duration_since(Instant::now()) + GRACE;
+            if self.backend.lease(&bucket.id, key, &self.holder, ttl.as_millis() as u64).await? {
+                self.leased.insert(leased);
+                return Ok(());
+            }
+            if Instant::now() + pause >= self.deadline {
+                return Err(KvError::Other(format!(
+                    "key `{key}` stayed leased by another running call until this call's time ran out"
+                )));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Whether the call wrote or leased anything.
+    pub fn is_empty(&self) -> bool {
+        self.staged.is_empty() && self.leased.is_empty()
+    }
+
+    /// Commits the staged writes in one database transaction and ends the leases.
+    /// `quotas` bound each owner written to. A key another running call leases is
+    /// waited for, a little past this call's deadline.
+    pub async fn commit(mut self, quotas: &[(String, Quota)]) -> Result<(), CommitError> {
+        self.finished = true;
+        if self.staged.is_empty() {
+            let leased: Vec<_> = std::mem::take(&mut self.leased).into_iter().collect();
+            return Ok(self.backend.release(&self.holder, &leased).await?);
+        }
+        let writes: Vec<StagedWrite> = std::mem::take(&mut self.staged)
+            .into_iter()
+            .map(|((bucket, key), staged)| StagedWrite {
+                bucket: bucket.id,
+                owner: bucket.owner,
+                key,
+                write: staged.write,
+            })
+            .collect();
+        let owners: BTreeSet<&str> = writes.iter().map(|w| w.owner.as_str()).collect();
+        let quotas = quotas.iter().filter(|(owner, _)| owners.contains(owner.as_str())).cloned().collect();
+        let commit = Arc::new(Commit {
+            holder: self.holder.clone(),
+            writes,
+            quotas,
+            leased: std::mem::take(&mut self.leased).into_iter().collect(),
+        });
+        let give_up = self.deadline.max(Instant::now()) + GRACE;
+        let mut pause = Duration::from_micros(500);
+        loop {
+            match self.backend.commit(&commit).await {
+                Err(CommitError::Leased { .. }) if Instant::now() + pause < give_up => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_BACKOFF);
+                }
+                outcome => {
+                    if outcome.is_err() {
+                        let _ = self.backend.release(&commit.holder, &commit.leased).await;
+                    }
+                    return outcome;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Transaction {
+    /// A call that did not commit ends its leases now rather than at their expiry.
+    fn drop(&mut self) {
+        if self.finished || self.leased.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let backend = self.backend.clone();
+        let holder = std::mem::take(&mut self.holder);
+        let leased: Vec<_> = std::mem::take(&mut self.leased).into_iter().collect();
+        runtime.spawn(async move {
+            if let Err(e) = backend.release(&holder, &leased).await {
+                tracing::warn!("ending the leases of a call that did not commit: {e}");
+            }
+        });
+    }
+}
+
+fn check_key(key: &str) -> Result<(), KvError> {
+    if key.len() > MAX_KEY {
+        return Err(KvError::Other(format!("a key of {} bytes is longer than the limit of {MAX_KEY}", key.len())));
+    }
+    Ok(())
+}
+
+/// A lease holder id, unique across processes and hosts.
+fn holder_id() -> String {
+    let mut bytes = [0u8; 16];
+    // Without OS randomness a clash is still unlikely: the pid and the clock tell calls apart.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        bytes = (nanos ^ (u128::from(std::process::id()) << 96)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

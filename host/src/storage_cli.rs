@@ -1,0 +1,151 @@
+//! `toolhost storage`: the operator's view of the buckets components keep, and their
+//! backup. Works beside a running server on the same store (SQLite serializes writers
+//! across processes; Redis is shared anyway).
+
+use std::io::{Read, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use base64::Engine as _;
+use clap::Subcommand;
+use serde_json::{Map, Value, json};
+use toolhost::storage::{BucketId, Storage, Write};
+use toolhost::text::Escaped;
+
+/// The format tag of an export, checked on import.
+const EXPORT_FORMAT: &str = "toolhost-storage/1";
+
+#[derive(Subcommand)]
+pub enum StorageCommand {
+    /// List buckets holding data (of one component, `namespace/file`, or `shared`), with
+    /// their keys and bytes.
+    List {
+        /// `namespace/file`, or `shared` for the shared buckets.
+        owner: Option<String>,
+    },
+    /// List the keys of BUCKET (`namespace/file:name`, or `shared:name`).
+    Keys { bucket: String },
+    /// Print a value to stdout, as stored.
+    Get { bucket: String, key: String },
+    /// Set a value: VALUE, or stdin without it.
+    Set { bucket: String, key: String, value: Option<String> },
+    /// Delete a key.
+    Delete { bucket: String, key: String },
+    /// Print a component's (or the shared buckets') data as JSON, for a backup.
+    Export {
+        /// `namespace/file`, or `shared`.
+        owner: String,
+    },
+    /// Write the data of an export (FILE, or stdin with `-`) back; keys it holds are
+    /// replaced, other keys are left as they are.
+    Import { file: PathBuf },
+}
+
+pub async fn run(storage: Storage, command: StorageCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        StorageCommand::List { owner } => {
+            for bucket in storage.buckets().await? {
+                let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
+                if owner.as_deref().is_none_or(|owner| owns(owner, &id)) {
+                    println!("{}\t{} keys\t{} bytes", Escaped(&bucket.bucket), bucket.keys, bucket.bytes);
+                }
+            }
+        }
+        StorageCommand::Keys { bucket } => {
+            for (key, _) in storage.entries(&bucket_id(&bucket)?).await? {
+                println!("{}", Escaped(&key));
+            }
+        }
+        StorageCommand::Get { bucket, key } => match storage.get(&bucket_id(&bucket)?, &key).await? {
+            Some(value) => std::io::stdout().write_all(&value)?,
+            None => bail!("no key `{}` in {}", Escaped(&key), Escaped(&bucket)),
+        },
+        StorageCommand::Set { bucket, key, value } => {
+            let value = match value {
+                Some(value) => value.into_bytes(),
+                None => {
+                    let mut bytes = Vec::new();
+                    std::io::stdin().read_to_end(&mut bytes)?;
+                    bytes
+                }
+            };
+            storage.write(&bucket_id(&bucket)?, vec![(key, Write::Set(value))]).await?;
+        }
+        StorageCommand::Delete { bucket, key } => {
+            storage.write(&bucket_id(&bucket)?, vec![(key, Write::Delete)]).await?;
+        }
+        StorageCommand::Export { owner } => {
+            let mut buckets = Map::new();
+            for bucket in storage.buckets().await? {
+                let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
+                if !owns(&owner, &id) {
+                    continue;
+                }
+                let entries: Map<String, Value> =
+                    storage.entries(&id).await?.into_iter().map(|(key, value)| (key, exported(value))).collect();
+                buckets.insert(id.id.clone(), Value::Object(entries));
+            }
+            let export = json!({ "format": EXPORT_FORMAT, "owner": owner, "buckets": buckets });
+            println!("{}", serde_json::to_string_pretty(&export)?);
+        }
+        StorageCommand::Import { file } => {
+            let text = if file.as_os_str() == "-" {
+                let mut text = String::new();
+                std::io::stdin().read_to_string(&mut text)?;
+                text
+            } else {
+                std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?
+            };
+            let export: Value = serde_json::from_str(&text).context("the export is not JSON")?;
+            if export["format"] != EXPORT_FORMAT {
+                bail!("not a toolhost storage export (its `format` is not \"{EXPORT_FORMAT}\")");
+            }
+            let Some(buckets) = export["buckets"].as_object() else { bail!("the export has no `buckets` object") };
+            for (bucket, entries) in buckets {
+                let id = bucket_id(bucket)?;
+                let Some(entries) = entries.as_object() else { bail!("bucket `{}` is not an object", Escaped(bucket)) };
+                let writes = entries
+                    .iter()
+                    .map(|(key, value)| {
+                        Ok((
+                            key.clone(),
+                            Write::Set(imported(value).with_context(|| format!("key `{}`", Escaped(key)))?),
+                        ))
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                let count = writes.len();
+                storage.write(&id, writes).await?;
+                eprintln!("{}: {count} keys", Escaped(bucket));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bucket_id(bucket: &str) -> anyhow::Result<BucketId> {
+    BucketId::parse(bucket)
+        .with_context(|| format!("`{}` is not a bucket: write `namespace/file:name` or `shared:name`", Escaped(bucket)))
+}
+
+fn owns(owner: &str, bucket: &BucketId) -> bool {
+    if owner == "shared" { bucket.owner.starts_with("shared:") } else { bucket.owner == owner }
+}
+
+/// A value as JSON: `{"text": …}` when it is UTF-8, else `{"base64": …}`.
+fn exported(value: Vec<u8>) -> Value {
+    match String::from_utf8(value) {
+        Ok(text) => json!({ "text": text }),
+        Err(e) => json!({ "base64": base64::engine::general_purpose::STANDARD.encode(e.into_bytes()) }),
+    }
+}
+
+fn imported(value: &Value) -> anyhow::Result<Vec<u8>> {
+    if let Some(text) = value["text"].as_str() {
+        return Ok(text.as_bytes().to_vec());
+    }
+    if let Some(encoded) = value["base64"].as_str() {
+        return base64::engine::general_purpose::STANDARD.decode(encoded).context("its `base64` does not decode");
+    }
+    bail!("a value is {{\"text\": …}} or {{\"base64\": …}}")
+}

@@ -1,0 +1,500 @@
+//! `wasi:keyvalue` on both real databases: every test runs against an SQLite file and
+//! against a `redis-server` started for it on loopback. Grants and isolation, a call's
+//! writes all or nothing, atomic operations under concurrency, quotas as the interface's
+//! errors, a component written for other hosts, restarts and `kill -9`, and the
+//! operator's `toolhost storage`.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use toolhost::storage::StorageSetting;
+use toolhost::{CallError, ToolHost};
+
+use toolhost_tests::{ToolsDir, toolhost_bin};
+
+/// A `redis-server` of its own on a free loopback port, without persistence; stopped
+/// when dropped.
+struct RedisServer {
+    child: Child,
+    url: String,
+    _dir: TempDir,
+}
+
+impl RedisServer {
+    fn start() -> RedisServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server runs (the test setup installs the Debian package)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        RedisServer { child, url: format!("redis://127.0.0.1:{port}/0"), _dir: dir }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where a test's state lives.
+struct Store {
+    setting: StorageSetting,
+    dir: TempDir,
+    _redis: Option<RedisServer>,
+}
+
+impl Store {
+    fn sqlite() -> Store {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Store { setting: StorageSetting::File(dir.path().join("state.sqlite3")), dir, _redis: None }
+    }
+
+    fn redis() -> Store {
+        let redis = RedisServer::start();
+        Store {
+            setting: StorageSetting::Redis(redis.url.clone()),
+            dir: tempfile::tempdir().expect("temp dir"),
+            _redis: Some(redis),
+        }
+    }
+
+    /// `toolhost.toml` pointing at this store.
+    fn config(&self) -> PathBuf {
+        let line = match &self.setting {
+            StorageSetting::File(path) => format!("path = {:?}", path.display().to_string()),
+            StorageSetting::Redis(url) => format!("url = {url:?}"),
+            StorageSetting::Default => unreachable!("tests use their own store"),
+        };
+        let path = self.dir.path().join("toolhost.toml");
+        std::fs::write(&path, format!("[storage]\n{line}\n")).expect("write toolhost.toml");
+        path
+    }
+}
+
+/// The `kv` test guest as `app/kv` (bucket `default`, shared `team`) and as `other/kv`
+/// (bucket `default`, shared `team`), and one without any grant as `none/kv`.
+fn tools(app_manifest: &str) -> ToolsDir {
+    let tools = ToolsDir::new();
+    tools.install("kv", "app", "kv");
+    tools.manifest("app", "kv", app_manifest);
+    tools.install("kv", "other", "kv");
+    tools.manifest("other", "kv", "[grants.storage]\nbuckets = [\"default\"]\nshared = [\"team\"]\n");
+    tools.install("kv", "none", "kv");
+    tools
+}
+
+const APP: &str = "[limits]\ntimeout = \"2s\"\n[grants.storage]\nbuckets = [\"default\"]\nshared = [\"team\"]\n";
+
+async fn host(tools: &ToolsDir, store: &Store) -> ToolHost {
+    ToolHost::builder().root(tools.path()).storage(store.setting.clone()).build().await.expect("host builds")
+}
+
+async fn run(host: &ToolHost, tool: &str, ops: Value) -> Result<Vec<Value>, CallError> {
+    let output = host.call(tool, json!({ "ops": ops })).await?;
+    Ok(output["results"].as_array().expect("results").clone())
+}
+
+async fn run_ok(host: &ToolHost, tool: &str, ops: Value) -> Vec<Value> {
+    run(host, tool, ops).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+async fn get(host: &ToolHost, tool: &str, bucket: &str, key: &str) -> Value {
+    run_ok(host, tool, json!([{ "op": "get", "bucket": bucket, "key": key }])).await[0]["ok"].clone()
+}
+
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Store::sqlite()).await
+                }
+            )*
+        }
+        mod redis {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Store::redis()).await
+                }
+            )*
+        }
+    };
+}
+
+on_both_databases!(
+    only_granted_buckets_open,
+    a_call_reads_its_own_writes_and_the_next_call_sees_them,
+    writes_of_a_call_that_does_not_succeed_are_discarded,
+    concurrent_increments_of_one_key_are_exact_and_never_repeat,
+    compare_and_swap_never_loses_an_update,
+    components_see_only_their_own_and_shared_buckets,
+    quotas_answer_with_the_interfaces_error,
+    a_component_written_for_other_hosts_runs_unchanged,
+    state_survives_a_new_host,
+    keys_are_listed_in_pages_with_the_calls_own_writes,
+    the_operator_reads_changes_exports_and_imports,
+);
+
+async fn only_granted_buckets_open(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    let opened = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "open", "bucket": "default" },
+            { "op": "open", "bucket": "team" },
+            { "op": "open", "bucket": "secrets" },
+        ]),
+    )
+    .await;
+    assert_eq!(opened[0], json!({ "ok": null }));
+    assert_eq!(opened[1], json!({ "ok": null }));
+    assert_eq!(opened[2], json!({ "error": "bucket `secrets` is not granted to this tool" }));
+    let ungranted = run_ok(&host, "none/run", json!([{ "op": "open", "bucket": "default" }])).await;
+    assert_eq!(ungranted[0], json!({ "error": "bucket `default` is not granted to this tool" }));
+}
+
+async fn a_call_reads_its_own_writes_and_the_next_call_sees_them(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    let results = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "get", "bucket": "default", "key": "greeting" },
+            { "op": "set", "bucket": "default", "key": "greeting", "value": "hello" },
+            { "op": "get", "bucket": "default", "key": "greeting" },
+            { "op": "exists", "bucket": "default", "key": "greeting" },
+            { "op": "set", "bucket": "default", "key": "gone", "value": 1 },
+            { "op": "delete", "bucket": "default", "key": "gone" },
+            { "op": "exists", "bucket": "default", "key": "gone" },
+        ]),
+    )
+    .await;
+    assert_eq!(results[0], json!({ "ok": null }));
+    assert_eq!(results[2], json!({ "ok": "hello" }));
+    assert_eq!(results[3], json!({ "ok": true }));
+    assert_eq!(results[6], json!({ "ok": false }));
+    assert_eq!(get(&host, "app/run", "default", "greeting").await, json!("hello"));
+    assert_eq!(get(&host, "app/run", "default", "gone").await, Value::Null);
+}
+
+async fn writes_of_a_call_that_does_not_succeed_are_discarded(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    run_ok(&host, "app/run", json!([{ "op": "set", "bucket": "default", "key": "k", "value": "committed" }])).await;
+    // How each ends: a trap, fuel (spinning), the time limit (sleeping past it), a tool error.
+    let endings = [("trap", 0, "trap"), ("spin", 0, "out_of_fuel"), ("return", 2500, "timeout"), ("fail", 0, "failed")];
+    for (then, sleep_ms, expected) in endings {
+        let script = json!({
+            "ops": [
+                { "op": "set", "bucket": "default", "key": "k", "value": then },
+                { "op": "set", "bucket": "default", "key": format!("new-{then}"), "value": then },
+                { "op": "increment", "bucket": "default", "key": "counter", "delta": 5 },
+                { "op": "sleep", "ms": sleep_ms },
+            ],
+            "then": then,
+        });
+        let outcome = host.call("app/run", script).await;
+        let error = outcome.expect_err("the call fails");
+        assert_eq!(error.kind().as_str(), expected, "{error}");
+        assert_eq!(get(&host, "app/run", "default", "k").await, json!("committed"), "after a {then}");
+        assert_eq!(get(&host, "app/run", "default", &format!("new-{then}")).await, Value::Null);
+    }
+    // The increments' leases ended with their calls: the key is free at once.
+    let started = Instant::now();
+    let counted =
+        run_ok(&host, "app/run", json!([{ "op": "increment", "bucket": "default", "key": "counter", "delta": 1 }]))
+            .await;
+    assert_eq!(counted[0], json!({ "ok": 1 }));
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "waited {:?} for the lease of a failed call",
+        started.elapsed()
+    );
+    // A call cancelled by its caller (its future dropped) leaves nothing either.
+    let slow = host.call(
+        "app/run",
+        json!({ "ops": [
+            { "op": "set", "bucket": "default", "key": "cancelled", "value": true },
+            { "op": "sleep", "ms": 1500 },
+        ]}),
+    );
+    assert!(tokio::time::timeout(Duration::from_millis(300), slow).await.is_err());
+    assert_eq!(get(&host, "app/run", "default", "cancelled").await, Value::Null);
+}
+
+async fn concurrent_increments_of_one_key_are_exact_and_never_repeat(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    const CALLS: i64 = 24;
+    let calls = (0..CALLS).map(|_| {
+        run_ok(
+            &host,
+            "app/run",
+            json!([
+                { "op": "increment", "bucket": "default", "key": "hits", "delta": 1 },
+                { "op": "sleep", "ms": 2 },
+            ]),
+        )
+    });
+    let mut returned: Vec<i64> =
+        futures::future::join_all(calls).await.iter().map(|r| r[0]["ok"].as_i64().expect("a count")).collect();
+    returned.sort_unstable();
+    assert_eq!(returned, (1..=CALLS).collect::<Vec<_>>(), "every call got its own value");
+    assert_eq!(get(&host, "app/run", "default", "hits").await, json!(CALLS));
+}
+
+async fn compare_and_swap_never_loses_an_update(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    let calls = (0..8).map(|i| {
+        let host = &host;
+        async move {
+            run_ok(
+                host,
+                "app/run",
+                json!([{ "op": "append", "bucket": "default", "key": "log", "text": i.to_string() }]),
+            )
+            .await
+        }
+    });
+    for result in futures::future::join_all(calls).await {
+        assert!(result[0]["ok"].is_string(), "{result:?}");
+    }
+    let log = get(&host, "app/run", "default", "log").await;
+    let mut digits: Vec<char> = log.as_str().expect("a string").chars().collect();
+    digits.sort_unstable();
+    assert_eq!(digits.into_iter().collect::<String>(), "01234567");
+}
+
+async fn components_see_only_their_own_and_shared_buckets(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "set", "bucket": "default", "key": "mine", "value": "app" },
+            { "op": "set", "bucket": "team", "key": "ours", "value": "app wrote this" },
+        ]),
+    )
+    .await;
+    assert_eq!(
+        get(&host, "other/run", "default", "mine").await,
+        Value::Null,
+        "private buckets of the same name differ"
+    );
+    assert_eq!(get(&host, "other/run", "team", "ours").await, json!("app wrote this"));
+    // A new version of the file keeps its data: the bucket belongs to `app/kv`, not to the bytes.
+    let original = std::fs::read(tools.path().join("app/kv.wasm")).expect("read");
+    let rebuilt = ToolsDir::new();
+    rebuilt.write("app", "kv.wasm", &toolhost_tests::with_custom_section(&original, "version", b"2"));
+    rebuilt.manifest("app", "kv", APP);
+    let second = ToolHost::builder().root(rebuilt.path()).storage(store.setting.clone()).build().await.expect("host");
+    assert_eq!(get(&second, "app/run", "default", "mine").await, json!("app"));
+}
+
+async fn quotas_answer_with_the_interfaces_error(store: Store) {
+    let tools = tools(
+        "[grants.storage]\nbuckets = [\"default\"]\nmax_keys = 3\nmax_value = \"100 B\"\nmax_bytes = \"1 KiB\"\n",
+    );
+    let host = host(&tools, &store).await;
+    let results = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "fill", "bucket": "default", "prefix": "big", "count": 1, "size": 101 },
+            { "op": "fill", "bucket": "default", "prefix": "k", "count": 3, "size": 10 },
+            { "op": "fill", "bucket": "default", "prefix": "more", "count": 1, "size": 10 },
+            { "op": "get", "bucket": "default", "key": "k0" },
+        ]),
+    )
+    .await;
+    assert_eq!(
+        results[0]["error"],
+        json!("storage: a value of 101 bytes is over this component's limit of 100 bytes per value")
+    );
+    assert_eq!(results[1], json!({ "ok": null }));
+    assert_eq!(results[2]["error"], json!("storage: storage quota: this write would make 4 keys, over the limit of 3"));
+    assert!(results[3]["ok"].is_null(), "k0 holds bytes, not JSON: {results:?}");
+    // The call went on after the refusals and its accepted writes committed.
+    let keys = run_ok(&host, "app/run", json!([{ "op": "keys", "bucket": "default" }])).await;
+    assert_eq!(keys[0]["ok"], json!(["k0", "k1", "k2"]));
+    // Bytes: 3 keys of 2 + 10 bytes = 36; values of 100 bytes fill the rest.
+    let bytes = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "delete", "bucket": "default", "key": "k0" },
+            { "op": "fill", "bucket": "default", "prefix": "z", "count": 1, "size": 100 },
+            { "op": "fill", "bucket": "default", "prefix": "y", "count": 1, "size": 100 },
+        ]),
+    )
+    .await;
+    assert_eq!(bytes[1], json!({ "ok": null }));
+    assert_eq!(bytes[2]["error"], json!("storage: storage quota: this write would make 4 keys, over the limit of 3"));
+}
+
+async fn a_component_written_for_other_hosts_runs_unchanged(store: Store) {
+    let tools = ToolsDir::new();
+    tools.install("plain_counter", "pages", "counter");
+    tools.manifest("pages", "counter", "[grants]\nstorage = [\"default\"]\n");
+    let host = host(&tools, &store).await;
+    for expected in 1..=3 {
+        assert_eq!(host.call("pages/hit", json!({ "page": "/home" })).await.expect("hit"), json!(expected));
+    }
+    assert_eq!(host.call("pages/hit", json!({ "page": "/about" })).await.expect("hit"), json!(1));
+    let ungranted = ToolsDir::new();
+    ungranted.install("plain_counter", "pages", "counter");
+    let host = ToolHost::builder().root(ungranted.path()).storage(store.setting.clone()).build().await.expect("host");
+    let refused = host.call("pages/hit", json!({ "page": "/home" })).await.expect_err("no grant");
+    assert!(refused.to_string().contains("AccessDenied"), "{refused}");
+}
+
+async fn state_survives_a_new_host(store: Store) {
+    let tools = tools(APP);
+    {
+        let first = host(&tools, &store).await;
+        run_ok(&first, "app/run", json!([{ "op": "set", "bucket": "default", "key": "kept", "value": [1, 2, 3] }]))
+            .await;
+    }
+    let second = host(&tools, &store).await;
+    assert_eq!(get(&second, "app/run", "default", "kept").await, json!([1, 2, 3]));
+}
+
+async fn keys_are_listed_in_pages_with_the_calls_own_writes(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    run_ok(&host, "app/run", json!([{ "op": "fill", "bucket": "default", "prefix": "a", "count": 1500, "size": 1 }]))
+        .await;
+    let results = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "delete", "bucket": "default", "key": "a0" },
+            { "op": "set", "bucket": "default", "key": "b", "value": 1 },
+            { "op": "keys", "bucket": "default" },
+        ]),
+    )
+    .await;
+    let keys: Vec<String> = serde_json::from_value(results[2]["ok"].clone()).expect("keys");
+    assert_eq!(keys.len(), 1500, "1500 - a0 + b");
+    assert!(!keys.contains(&"a0".to_owned()) && keys.contains(&"b".to_owned()) && keys.contains(&"a1499".to_owned()));
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "in key order across pages");
+}
+
+async fn the_operator_reads_changes_exports_and_imports(store: Store) {
+    let tools = tools(APP);
+    let host = host(&tools, &store).await;
+    run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "set", "bucket": "default", "key": "note", "value": "hi" },
+            { "op": "set", "bucket": "team", "key": "shared-note", "value": 7 },
+        ]),
+    )
+    .await;
+    let config = store.config();
+    let toolhost = |args: &[&str], stdin: Option<&str>| {
+        let mut command = Command::new(toolhost_bin());
+        command.arg("--config").arg(&config).arg("storage").args(args);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("run toolhost");
+        if let Some(input) = stdin {
+            use std::io::Write;
+            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+        }
+        drop(child.stdin.take());
+        let output = child.wait_with_output().expect("toolhost storage");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, listed, _) = toolhost(&["list"], None);
+    assert_eq!(code, Some(0));
+    assert!(listed.contains("app/kv:default\t1 keys\t8 bytes"), "{listed}");
+    assert!(listed.contains("shared:team\t1 keys\t12 bytes"), "{listed}");
+    assert_eq!(toolhost(&["get", "app/kv:default", "note"], None).1, "\"hi\"");
+    let (code, _, error) = toolhost(&["get", "app/kv:default", "absent"], None);
+    assert_ne!(code, Some(0));
+    assert!(error.contains("no key `absent`"), "{error}");
+    let (code, _, error) = toolhost(&["get", "not a bucket", "k"], None);
+    assert_ne!(code, Some(0));
+    assert!(error.contains("is not a bucket"), "{error}");
+    assert_eq!(toolhost(&["set", "app/kv:default", "note", "\"changed\""], None).0, Some(0));
+    assert_eq!(get(&host, "app/run", "default", "note").await, json!("changed"));
+    let (_, export, _) = toolhost(&["export", "app/kv"], None);
+    let exported: Value = serde_json::from_str(&export).expect("export is JSON");
+    assert_eq!(exported["buckets"], json!({ "app/kv:default": { "note": { "text": "\"changed\"" } } }));
+    assert_eq!(toolhost(&["delete", "app/kv:default", "note"], None).0, Some(0));
+    assert_eq!(get(&host, "app/run", "default", "note").await, Value::Null);
+    let (code, _, _) = toolhost(&["import", "-"], Some(&export));
+    assert_eq!(code, Some(0));
+    assert_eq!(get(&host, "app/run", "default", "note").await, json!("changed"), "restored from the export");
+    let (code, _, error) = toolhost(&["import", "-"], Some("{\"format\": \"other\"}"));
+    assert_ne!(code, Some(0));
+    assert!(error.contains("not a toolhost storage export"), "{error}");
+}
+
+/// `kill -9` of a server in the middle of a stream of calls, each adding a key: every
+/// call that was answered is in the database afterwards.
+#[test]
+fn a_killed_server_loses_no_answered_call() {
+    let store = Store::sqlite();
+    let tools = tools(APP);
+    let mut command = Command::new(toolhost_bin());
+    command.arg("--config").arg(store.config()).arg("--no-cache").arg("serve").arg(tools.path());
+    let mut session = toolhost_tests::wire::StdioSession::start(command);
+    let mut answered = Vec::new();
+    let writer_started = Instant::now();
+    for i in 0..200 {
+        let arguments = json!({ "ops": [{ "op": "set", "bucket": "default", "key": format!("k{i:03}"), "value": i }] });
+        let answer = session.call("app/run", &arguments);
+        assert!(answer["result"]["isError"] != json!(true), "{answer}");
+        answered.push(format!("k{i:03}"));
+        if i == 150 {
+            // The next request goes out and the server dies while it may be committing.
+            let next = json!({ "ops": [{ "op": "set", "bucket": "default", "key": "k151", "value": 151 }] });
+            session.send(&toolhost_tests::wire::call_request(9999, "app/run", &next));
+            let killed = Command::new("kill").args(["-9", &session.pid().to_string()]).status().expect("kill");
+            assert!(killed.success());
+            break;
+        }
+    }
+    drop(session);
+    assert!(writer_started.elapsed() < Duration::from_secs(60));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let host = host(&tools, &store).await;
+        let keys = run_ok(&host, "app/run", json!([{ "op": "keys", "bucket": "default" }])).await;
+        let keys: Vec<String> = serde_json::from_value(keys[0]["ok"].clone()).expect("keys");
+        for key in &answered {
+            assert!(keys.contains(key), "answered write {key} lost; {} keys survive", keys.len());
+        }
+    });
+}

@@ -1,0 +1,148 @@
+//! A script of storage operations in one call, and how the call ends: the suite's way to
+//! check every operation, read-your-writes inside a call, and what a failed call leaves.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use toolhost_guest::storage::Storage;
+use toolhost_guest::{ToolError, toolbox};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+enum Op {
+    Open {
+        bucket: String,
+    },
+    Get {
+        bucket: String,
+        key: String,
+    },
+    Set {
+        bucket: String,
+        key: String,
+        value: Value,
+    },
+    Delete {
+        bucket: String,
+        key: String,
+    },
+    Exists {
+        bucket: String,
+        key: String,
+    },
+    Keys {
+        bucket: String,
+    },
+    Increment {
+        bucket: String,
+        key: String,
+        delta: i64,
+    },
+    /// Appends to a JSON string through compare-and-swap.
+    Append {
+        bucket: String,
+        key: String,
+        text: String,
+    },
+    /// `count` values of `size` bytes at `prefix0`, `prefix1`, …
+    Fill {
+        bucket: String,
+        prefix: String,
+        count: u32,
+        size: u32,
+    },
+    Sleep {
+        ms: u64,
+    },
+}
+
+#[derive(Deserialize, JsonSchema, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum End {
+    #[default]
+    Return,
+    Trap,
+    Spin,
+    Fail,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Script {
+    ops: Vec<Op>,
+    #[serde(default)]
+    then: End,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Results {
+    /// One per operation: `{"ok": …}` or `{"error": "…"}`.
+    results: Vec<Value>,
+}
+
+fn step(op: Op) -> Result<Value, String> {
+    let open = |bucket: &str| Storage::open(bucket).map_err(|e| e.to_string());
+    Ok(match op {
+        Op::Open { bucket } => {
+            open(&bucket)?;
+            Value::Null
+        }
+        Op::Get { bucket, key } => open(&bucket)?.get::<Value>(&key).map_err(|e| e.to_string())?.unwrap_or(Value::Null),
+        Op::Set { bucket, key, value } => {
+            open(&bucket)?.set(&key, &value).map_err(|e| e.to_string())?;
+            Value::Null
+        }
+        Op::Delete { bucket, key } => {
+            open(&bucket)?.delete(&key).map_err(|e| e.to_string())?;
+            Value::Null
+        }
+        Op::Exists { bucket, key } => json!(open(&bucket)?.exists(&key).map_err(|e| e.to_string())?),
+        Op::Keys { bucket } => json!(open(&bucket)?.keys().map_err(|e| e.to_string())?),
+        Op::Increment { bucket, key, delta } => {
+            json!(open(&bucket)?.increment(&key, delta).map_err(|e| e.to_string())?)
+        }
+        Op::Append { bucket, key, text } => {
+            let appended = open(&bucket)?
+                .update::<String>(&key, |current| current.unwrap_or_default() + &text)
+                .map_err(|e| e.to_string())?;
+            json!(appended)
+        }
+        Op::Fill { bucket, prefix, count, size } => {
+            let storage = open(&bucket)?;
+            let value = vec![b'x'; size as usize];
+            for i in 0..count {
+                storage.set_bytes(&format!("{prefix}{i}"), &value).map_err(|e| e.to_string())?;
+            }
+            Value::Null
+        }
+        Op::Sleep { ms } => {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            Value::Null
+        }
+    })
+}
+
+toolbox! {
+    /// Runs storage operations in order, then ends as `then` says.
+    fn run(script: Script) -> Result<Results, ToolError> {
+        let results = script
+            .ops
+            .into_iter()
+            .map(|op| match step(op) {
+                Ok(value) => json!({ "ok": value }),
+                Err(error) => json!({ "error": error }),
+            })
+            .collect();
+        match script.then {
+            End::Return => Ok(Results { results }),
+            End::Fail => Err(ToolError::Failed("the script asked to fail".into())),
+            End::Trap => panic!("the script asked to trap"),
+            End::Spin => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+        }
+    }
+}
