@@ -9,6 +9,8 @@
 //! - `cargo xtask soak --minutes N`: N minutes of mixed calls against the HTTP server and
 //!   the library while their tools churn; asserts and prints what held (`soak.rs`).
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
+//! - `cargo xtask stdlib [--dir DIR]`: builds the standard library (`stdlib/`) and installs
+//!   it with its manifests where the host serves its stdlib layer (`stdlib.rs`).
 //! - `cargo xtask build-polyglot [OUT_DIR]`: builds the JavaScript, Python, C and Go
 //!   example tools (installing their toolchains under `target/toolchains/` first).
 //! - `cargo xtask build-c PROJECT_DIR [OUT.wasm]`: builds a C tool project (as written by
@@ -26,13 +28,14 @@ mod go_guest;
 mod guests;
 mod polyglot;
 mod soak;
+mod stdlib;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const EXAMPLES: &[&str] = &["math", "text", "json"];
 /// Workspaces of guests, built for wasm32-wasip2.
-const GUEST_WORKSPACES: &[&str] = &["example-tools/Cargo.toml", "tests/guests/Cargo.toml"];
+const GUEST_WORKSPACES: &[&str] = &["example-tools/Cargo.toml", "tests/guests/Cargo.toml", "stdlib/Cargo.toml"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
             Some(dir) => install_examples(Path::new(dir)).map(|_| ()),
             None => Err("usage: cargo xtask install-examples DIR".into()),
         },
+        Some("stdlib") => stdlib::stdlib(&args[1..], &root(), &target_dir()),
         Some("build-polyglot") => build_polyglot(args.get(1).map(PathBuf::from)),
         Some("build-c") => match &args[1..] {
             [project] => build_c_project(Path::new(project), None),
@@ -84,9 +88,9 @@ fn main() -> ExitCode {
             _ => Err("usage: cargo xtask go-component WIT CORE.wasm OUT.wasm".into()),
         },
         _ => Err("usage: cargo xtask <demo | test | lint | bench | soak --minutes N | install-examples DIR \
-                  | build-polyglot [OUT_DIR] | build-c PROJECT_DIR [OUT.wasm] | c-bindings WIT OUT_DIR \
-                  | c-component CORE.wasm OUT.wasm | build-go PROJECT_DIR [OUT.wasm] | go-bindings WIT OUT_DIR \
-                  | go-component WIT CORE.wasm OUT.wasm>"
+                  | stdlib [--dir DIR] | build-polyglot [OUT_DIR] | build-c PROJECT_DIR [OUT.wasm] \
+                  | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm | build-go PROJECT_DIR [OUT.wasm] \
+                  | go-bindings WIT OUT_DIR | go-component WIT CORE.wasm OUT.wasm>"
             .into()),
     };
     match result {
@@ -244,10 +248,10 @@ fn shell_quote(arg: &str) -> String {
 }
 
 /// The whole suite: the host workspace (unit, end-to-end and doc tests), then the
-/// example tools' own unit tests, natively (the Rust ones are ordinary crates, the Go
-/// one's cron package is plain Go; their components are built for wasm by the suite's
-/// build script). Extra arguments go to the host workspace's `cargo test` only, and then
-/// the example tools are left out.
+/// example tools' and the stdlib's own unit tests, natively (the Rust ones are ordinary
+/// crates, the Go one's cron package is plain Go; their components are built for wasm by
+/// the suite's build script). Extra arguments go to the host workspace's `cargo test`
+/// only, and then the example tools and the stdlib are left out.
 fn test(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
     let mut command = cargo();
@@ -259,6 +263,11 @@ fn test(extra: &[String]) -> Result<(), String> {
             .args(["test", "--manifest-path", "example-tools/Cargo.toml", "--target-dir"])
             .arg(target_dir().join("guests-native"));
         run(examples)?;
+        let mut stdlib = cargo();
+        stdlib
+            .args(["test", "--manifest-path", "stdlib/Cargo.toml", "--workspace", "--target-dir"])
+            .arg(target_dir().join("guests-native"));
+        run(stdlib)?;
         let go = go_guest::ensure_go(&polyglot::toolchains_dir(&target_dir()), &mut |line| println!("{line}"))?;
         go_guest::test(&go, &root().join("example-tools/go-cron"), &["./cron/..."])?;
     }

@@ -1,0 +1,250 @@
+//! `cargo xtask stdlib [--dir DIR]`: builds the standard library (`stdlib/`, its own
+//! workspace) for `wasm32-wasip2` in release mode and installs every tool component with
+//! its manifest where the host serves its stdlib layer.
+//!
+//! A crate of the stdlib says where it goes in its `Cargo.toml`:
+//!
+//! ```toml
+//! [package.metadata.toolhost]
+//! namespace = "file"     # installed as <DIR>/file/file.wasm
+//! file = "file"          # with the crate's manifest.toml as <DIR>/file/file.toml
+//! ```
+//!
+//! Manifests are the operator's to edit (grants are operator decisions), so an installed
+//! manifest is treated like a package manager treats a configuration file: each install
+//! also writes the shipped defaults beside it as `<file>.toml.shipped`, and the next
+//! install replaces `<file>.toml` only when it is still exactly what was shipped. An
+//! edited one is kept and the install says so.
+//!
+//! Without `--dir`, the directory is the host's own default, as `toolhost paths` prints
+//! it (`$TOOLHOST_STDLIB_DIR`, else `$XDG_DATA_HOME/toolhost/stdlib`, else
+//! `~/.local/share/toolhost/stdlib`): asking the host keeps one rule in one place.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::guests;
+
+const USAGE: &str = "usage: cargo xtask stdlib [--dir DIR]";
+
+/// One tool component of the stdlib and where it is installed.
+#[derive(Debug, PartialEq, Eq)]
+struct StdlibCrate {
+    /// The crate's directory, holding `Cargo.toml` and `manifest.toml`.
+    dir: PathBuf,
+    /// The package name; the component is `<name with _ for ->.wasm`.
+    package: String,
+    namespace: String,
+    file: String,
+}
+
+pub fn stdlib(args: &[String], root: &Path, target_dir: &Path) -> Result<(), String> {
+    let dir = match args {
+        [] => default_dir(root)?,
+        [flag, dir] if flag == "--dir" => PathBuf::from(dir),
+        [flag] if flag.starts_with("--dir=") => PathBuf::from(&flag["--dir=".len()..]),
+        _ => return Err(USAGE.into()),
+    };
+    let crates = stdlib_crates(&root.join("stdlib"))?;
+    guests::ensure_wasm_target()?;
+    let built = guests::build_workspace(&root.join("stdlib/Cargo.toml"), &target_dir.join("guests"))?;
+    for stdlib_crate in &crates {
+        install(stdlib_crate, &built, &dir)?;
+    }
+    println!(
+        "{} stdlib components in {}; `toolhost list` serves them (bare names work too). \
+         Grants are the operator's: see docs/stdlib.md",
+        crates.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// The host's default stdlib directory: the `stdlib` line of `toolhost paths`.
+fn default_dir(root: &Path) -> Result<PathBuf, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["run", "--release", "--quiet", "-p", "toolhost", "--bin", "toolhost", "--", "paths"])
+        .output()
+        .map_err(|e| format!("cannot run cargo to ask toolhost for its stdlib directory: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "`toolhost paths` failed ({}), so the default stdlib directory is unknown; pass --dir DIR\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("stdlib").filter(|rest| rest.starts_with([' ', '\t'])))
+        .map(|rest| PathBuf::from(rest.trim()))
+        .ok_or_else(|| format!("`toolhost paths` printed no `stdlib DIR` line; pass --dir DIR\n{stdout}"))
+}
+
+/// Every crate directory under `stdlib/` whose `Cargo.toml` has a
+/// `[package.metadata.toolhost]` table, sorted by directory.
+fn stdlib_crates(stdlib: &Path) -> Result<Vec<StdlibCrate>, String> {
+    let entries = std::fs::read_dir(stdlib).map_err(|e| format!("{}: {e}", stdlib.display()))?;
+    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|entry| entry.path()).collect();
+    dirs.sort();
+    let mut crates = Vec::new();
+    for dir in dirs {
+        let manifest = dir.join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else { continue };
+        if let Some(found) = parse_crate(&dir, &text).map_err(|e| format!("{}: {e}", manifest.display()))? {
+            crates.push(found);
+        }
+    }
+    if crates.is_empty() {
+        return Err(format!("no crate under {} has a [package.metadata.toolhost] table", stdlib.display()));
+    }
+    Ok(crates)
+}
+
+/// Reads `name` of `[package]` and `namespace` and `file` of `[package.metadata.toolhost]`
+/// (one `key = "value"` per line, as cargo writes and rustfmt keeps them); `None` for a
+/// crate without that table (a library the tools share).
+fn parse_crate(dir: &Path, cargo_toml: &str) -> Result<Option<StdlibCrate>, String> {
+    let (mut table, mut package, mut namespace, mut file) = (String::new(), None, None, None);
+    for line in cargo_toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            table = line.to_owned();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let value = || {
+            let value = value.split('#').next().unwrap_or_default().trim();
+            value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).map(str::to_owned)
+        };
+        match (table.as_str(), key.trim()) {
+            ("[package]", "name") => package = value(),
+            ("[package.metadata.toolhost]", "namespace") => namespace = value(),
+            ("[package.metadata.toolhost]", "file") => file = value(),
+            _ => {}
+        }
+    }
+    let in_table = cargo_toml.lines().any(|line| line.trim() == "[package.metadata.toolhost]");
+    if !in_table {
+        return Ok(None);
+    }
+    let missing = |what: &str| format!("[package.metadata.toolhost] needs `{what} = \"…\"`");
+    let package = package.ok_or("[package] has no `name = \"…\"`")?;
+    let namespace = namespace.ok_or_else(|| missing("namespace"))?;
+    let file = file.ok_or_else(|| missing("file"))?;
+    for (what, name) in [("namespace", &namespace), ("file", &file)] {
+        let valid = !name.is_empty()
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(format!("{what} `{name}` must be lower-case letters, digits, `-` or `_`"));
+        }
+    }
+    Ok(Some(StdlibCrate { dir: dir.to_owned(), package, namespace, file }))
+}
+
+/// Installs one component and its manifest under `dir`.
+fn install(stdlib_crate: &StdlibCrate, built: &Path, dir: &Path) -> Result<(), String> {
+    let component = built.join(format!("{}.wasm", stdlib_crate.package.replace('-', "_")));
+    let shipped_manifest = stdlib_crate.dir.join("manifest.toml");
+    let shipped = std::fs::read_to_string(&shipped_manifest)
+        .map_err(|e| format!("{}: {e} (every stdlib tool ships its manifest defaults)", shipped_manifest.display()))?;
+    let namespace_dir = dir.join(&stdlib_crate.namespace);
+    std::fs::create_dir_all(&namespace_dir).map_err(|e| format!("cannot create {}: {e}", namespace_dir.display()))?;
+    let wasm = namespace_dir.join(format!("{}.wasm", stdlib_crate.file));
+    let manifest = namespace_dir.join(format!("{}.toml", stdlib_crate.file));
+    let previous_defaults = namespace_dir.join(format!("{}.toml.shipped", stdlib_crate.file));
+
+    let installed = std::fs::read_to_string(&manifest).ok();
+    let last_shipped = std::fs::read_to_string(&previous_defaults).ok();
+    let untouched = match &installed {
+        None => true,
+        Some(text) => *text == shipped || Some(text) == last_shipped.as_ref(),
+    };
+    // The manifest goes first: a watching host that sees the new component then reads
+    // the limits meant for it.
+    if untouched {
+        write_atomically(&manifest, shipped.as_bytes())?;
+    } else {
+        println!(
+            "kept {}: it differs from the shipped defaults (an operator's edit); the new defaults are in {}",
+            manifest.display(),
+            previous_defaults.display()
+        );
+    }
+    write_atomically(&previous_defaults, shipped.as_bytes())?;
+    let bytes = std::fs::read(&component).map_err(|e| {
+        format!("{}: {e} (is `{}` a member of stdlib/Cargo.toml?)", component.display(), stdlib_crate.package)
+    })?;
+    write_atomically(&wasm, &bytes)?;
+    println!("installed {} ({} KiB)", wasm.display(), bytes.len().div_ceil(1024));
+    Ok(())
+}
+
+/// Writes through a temporary file renamed over `path`, so a host watching the directory
+/// never loads half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    std::fs::write(&temporary, bytes).map_err(|e| format!("cannot write {}: {e}", temporary.display()))?;
+    std::fs::rename(&temporary, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        format!("cannot move {} to {}: {e}", temporary.display(), path.display())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_where_a_crate_is_installed() {
+        let text = "[package]\nname = \"stdlib-file\" # the crate\nversion.workspace = true\n\n\
+                    [package.metadata.toolhost]\nnamespace = \"file\"\nfile = \"file\"\n\n[lib]\nname = \"other\"\n";
+        let parsed = parse_crate(Path::new("stdlib/file"), text).unwrap().unwrap();
+        assert_eq!(parsed.package, "stdlib-file");
+        assert_eq!((parsed.namespace.as_str(), parsed.file.as_str()), ("file", "file"));
+        assert_eq!(parse_crate(Path::new("x"), "[package]\nname = \"shared\"\n").unwrap(), None);
+        let incomplete = "[package]\nname = \"x\"\n[package.metadata.toolhost]\nnamespace = \"x\"\n";
+        assert!(parse_crate(Path::new("x"), incomplete).unwrap_err().contains("`file"));
+        let bad = "[package]\nname = \"x\"\n[package.metadata.toolhost]\nnamespace = \"../x\"\nfile = \"x\"\n";
+        assert!(parse_crate(Path::new("x"), bad).unwrap_err().contains("namespace `../x`"));
+    }
+
+    #[test]
+    fn an_edited_manifest_survives_a_reinstall() {
+        let work = std::env::temp_dir().join(format!("xtask-stdlib-test-{}", std::process::id()));
+        let (crate_dir, built, dir) = (work.join("crate"), work.join("built"), work.join("stdlib"));
+        for d in [&crate_dir, &built] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(built.join("stdlib_demo.wasm"), b"\0asm").unwrap();
+        let demo = StdlibCrate {
+            dir: crate_dir.clone(),
+            package: "stdlib-demo".into(),
+            namespace: "demo".into(),
+            file: "demo".into(),
+        };
+        let installed = dir.join("demo/demo.toml");
+
+        std::fs::write(crate_dir.join("manifest.toml"), "[limits]\ntimeout = \"1s\"\n").unwrap();
+        install(&demo, &built, &dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&installed).unwrap(), "[limits]\ntimeout = \"1s\"\n");
+        assert_eq!(std::fs::read(dir.join("demo/demo.wasm")).unwrap(), b"\0asm");
+
+        // New defaults replace an untouched manifest ...
+        std::fs::write(crate_dir.join("manifest.toml"), "[limits]\ntimeout = \"2s\"\n").unwrap();
+        install(&demo, &built, &dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&installed).unwrap(), "[limits]\ntimeout = \"2s\"\n");
+
+        // ... but never an operator's edit.
+        std::fs::write(&installed, "[grants]\nnetwork = [\"example.com\"]\n").unwrap();
+        std::fs::write(crate_dir.join("manifest.toml"), "[limits]\ntimeout = \"3s\"\n").unwrap();
+        install(&demo, &built, &dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&installed).unwrap(), "[grants]\nnetwork = [\"example.com\"]\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("demo/demo.toml.shipped")).unwrap(),
+            "[limits]\ntimeout = \"3s\"\n"
+        );
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+}
