@@ -1,6 +1,6 @@
-//! Builds every guest the tests use from source, for `wasm32-wasip2`: the example tools
-//! and the test guests. The components land in `<target>/guests/` and their directory
-//! reaches the tests as `TOOLHOST_GUEST_DIR`.
+//! Builds every guest the tests use from source, for `wasm32-wasip2`: the example tools,
+//! the test guests and the standard library (`stdlib/`). The components land in
+//! `<target>/guests/` and their directory reaches the tests as `TOOLHOST_GUEST_DIR`.
 //!
 //! Then the example tools in JavaScript, Python, C and Go, with their own toolchains
 //! (installed under `<target>/toolchains/` on first use), into `<target>/guests/polyglot/`,
@@ -37,6 +37,16 @@ fn main() {
         // Relative to this package, so cargo checks the files of the checkout it builds.
         println!("cargo:rerun-if-changed=../{watched}");
     }
+    // The stdlib's crates one by one: its `target/` (where a build inside stdlib/ goes)
+    // must not make every such build rerun this script.
+    println!("cargo:rerun-if-changed=../stdlib/Cargo.toml");
+    println!("cargo:rerun-if-changed=../stdlib/Cargo.lock");
+    for entry in std::fs::read_dir(root.join("stdlib")).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() && name != "target" && !name.starts_with('.') {
+            println!("cargo:rerun-if-changed=../stdlib/{name}");
+        }
+    }
     let target_dir = guest_target_dir();
     let fail = |message: String| -> ! {
         for line in message.lines() {
@@ -46,7 +56,7 @@ fn main() {
     };
     guests::ensure_wasm_target().unwrap_or_else(|e| fail(e));
     let mut built = PathBuf::new();
-    for workspace in ["example-tools/Cargo.toml", "tests/guests/Cargo.toml"] {
+    for workspace in ["example-tools/Cargo.toml", "tests/guests/Cargo.toml", "stdlib/Cargo.toml"] {
         built = guests::build_workspace(&root.join(workspace), &target_dir).unwrap_or_else(|e| fail(e));
     }
     println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", built.display());

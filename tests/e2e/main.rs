@@ -20,4 +20,5 @@ mod plain;
 mod registry;
 mod scaffold;
 mod serving;
+mod stdlib;
 mod storage;
