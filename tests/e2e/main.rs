@@ -21,4 +21,5 @@ mod registry;
 mod scaffold;
 mod serving;
 mod stdlib;
+mod stdlib_code;
 mod storage;
