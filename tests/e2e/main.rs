@@ -22,4 +22,5 @@ mod scaffold;
 mod serving;
 mod stdlib;
 mod stdlib_code;
+mod stdlib_task;
 mod storage;
