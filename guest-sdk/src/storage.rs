@@ -9,6 +9,7 @@
 //! notes.set("greeting", &"hello")?;
 //! let greeting: Option<String> = notes.get("greeting")?;
 //! let visits = notes.increment("visits", 1)?;
+//! notes.update("log", |log: Option<String>| Some(log.unwrap_or_default() + "."))?;
 //! # Ok(()) }
 //! ```
 //!
@@ -139,13 +140,14 @@ impl Storage {
         atomics::increment(&self.bucket, key, delta).map_err(|e| self.failed(e))
     }
 
-    /// Replaces the JSON value at `key` with `change(current)`; no other call's write of
-    /// the key comes in between.
+    /// Replaces the JSON value at `key` with what `change(current)` returns, or leaves it
+    /// as it is when that is `None`; no other call's write of the key comes in between.
+    /// Returns the value written, if any.
     pub fn update<T: Serialize + DeserializeOwned>(
         &self,
         key: &str,
-        change: impl FnOnce(Option<T>) -> T,
-    ) -> Result<T, StorageError> {
+        change: impl FnOnce(Option<T>) -> Option<T>,
+    ) -> Result<Option<T>, StorageError> {
         let cas = atomics::Cas::new(&self.bucket, key).map_err(|e| self.failed(e))?;
         let current = match cas.current().map_err(|e| self.failed(e))? {
             None => None,
@@ -154,11 +156,11 @@ impl Storage {
                     .map_err(|e| StorageError::Decode { key: key.to_owned(), message: e.to_string() })?,
             ),
         };
-        let next = change(current);
+        let Some(next) = change(current) else { return Ok(None) };
         let bytes = serde_json::to_vec(&next)
             .map_err(|e| StorageError::Decode { key: key.to_owned(), message: e.to_string() })?;
         match atomics::swap(cas, &bytes) {
-            Ok(()) => Ok(next),
+            Ok(()) => Ok(Some(next)),
             Err(atomics::CasError::StoreError(e)) => Err(self.failed(e)),
             Err(atomics::CasError::CasFailed(_)) => {
                 Err(StorageError::Other(format!("`{key}` changed during the update; try again")))

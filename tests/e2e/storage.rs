@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use toolhost::ToolHost;
 use toolhost::storage::StorageSetting;
-use toolhost::{CallError, ToolHost};
 
 use toolhost_tests::{ToolsDir, toolhost_bin};
 
@@ -105,13 +105,9 @@ async fn host(tools: &ToolsDir, store: &Store) -> ToolHost {
     ToolHost::builder().root(tools.path()).storage(store.setting.clone()).build().await.expect("host builds")
 }
 
-async fn run(host: &ToolHost, tool: &str, ops: Value) -> Result<Vec<Value>, CallError> {
-    let output = host.call(tool, json!({ "ops": ops })).await?;
-    Ok(output["results"].as_array().expect("results").clone())
-}
-
 async fn run_ok(host: &ToolHost, tool: &str, ops: Value) -> Vec<Value> {
-    run(host, tool, ops).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
+    let output = host.call(tool, json!({ "ops": ops })).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    output["results"].as_array().expect("results").clone()
 }
 
 async fn get(host: &ToolHost, tool: &str, bucket: &str, key: &str) -> Value {

@@ -56,7 +56,7 @@ impl CallStorage {
     }
 
     fn transaction(&mut self) -> Result<&mut Transaction, KvError> {
-        self.transaction.as_mut().ok_or_else(|| KvError::Other("no bucket is open".into()))
+        self.transaction.as_mut().ok_or_else(|| KvError("no bucket is open".into()))
     }
 }
 
@@ -73,8 +73,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<SandboxState>) -> Result<(), Bui
 }
 
 fn to_wit(error: KvError) -> store::Error {
-    let KvError::Other(message) = error;
-    store::Error::Other(message)
+    store::Error::Other(error.0)
 }
 
 type Answer<T> = wasmtime::Result<Result<T, store::Error>>;

@@ -97,11 +97,6 @@ pub struct StorageGrant {
 }
 
 impl StorageGrant {
-    /// Whether anything is granted.
-    pub fn is_empty(&self) -> bool {
-        self.buckets.is_empty() && self.shared.is_empty()
-    }
-
     /// The bucket a guest's `open(name)` reaches, if granted.
     pub(crate) fn bucket(&self, name: &str) -> Option<BucketId> {
         if self.buckets.iter().any(|b| b == name) {

@@ -24,16 +24,14 @@ const GRACE: Duration = Duration::from_secs(1);
 /// Longest pause between two attempts to take a leased key.
 const MAX_BACKOFF: Duration = Duration::from_millis(20);
 
-/// What a guest's storage operation answers, in `wasi:keyvalue`'s terms.
+/// Why a guest's storage operation failed: `wasi:keyvalue`'s `error::other`, with what
+/// the guest can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum KvError {
-    /// `error::other`, with what the guest can act on.
-    Other(String),
-}
+pub(crate) struct KvError(pub String);
 
 impl From<StorageError> for KvError {
     fn from(e: StorageError) -> KvError {
-        KvError::Other(e.to_string())
+        KvError(e.to_string())
     }
 }
 
@@ -80,7 +78,7 @@ impl Transaction {
     pub async fn set(&mut self, bucket: &BucketId, key: &str, value: Vec<u8>, quota: &Quota) -> Result<(), KvError> {
         check_key(key)?;
         if value.len() as u64 > quota.max_value {
-            return Err(KvError::Other(format!(
+            return Err(KvError(format!(
                 "a value of {} bytes is over this component's limit of {} bytes per value",
                 value.len(),
                 quota.max_value
@@ -94,7 +92,7 @@ impl Transaction {
             usage.bytes = (usage.bytes as i64 + bytes + grows).max(0) as u64;
             usage.keys = (usage.keys as i64 + keys + i64::from(replaced.is_none())).max(0) as u64;
             if let Some(problem) = usage.over(quota) {
-                return Err(KvError::Other(format!("storage quota: this write would make {problem}")));
+                return Err(KvError(format!("storage quota: this write would make {problem}")));
             }
         }
         self.stage_with(bucket, key.to_owned(), Write::Set(value), replaced);
@@ -178,11 +176,11 @@ impl Transaction {
             Some(bytes) => std::str::from_utf8(&bytes)
                 .ok()
                 .and_then(|text| text.trim().parse::<i64>().ok())
-                .ok_or_else(|| KvError::Other(format!("the value of `{key}` is not a decimal integer")))?,
+                .ok_or_else(|| KvError(format!("the value of `{key}` is not a decimal integer")))?,
         };
         let sum = current
             .checked_add(delta)
-            .ok_or_else(|| KvError::Other(format!("incrementing `{key}` by {delta} overflows a 64-bit integer")))?;
+            .ok_or_else(|| KvError(format!("incrementing `{key}` by {delta} overflows a 64-bit integer")))?;
         self.set(bucket, key, sum.to_string().into_bytes(), quota).await?;
         Ok(sum)
     }
@@ -227,7 +225,7 @@ impl Transaction {
                 return Ok(());
             }
             if Instant::now() + pause >= self.deadline {
-                return Err(KvError::Other(format!(
+                return Err(KvError(format!(
                     "key `{key}` stayed leased by another running call until this call's time ran out"
                 )));
             }
@@ -306,7 +304,7 @@ impl Drop for Transaction {
 
 fn check_key(key: &str) -> Result<(), KvError> {
     if key.len() > MAX_KEY {
-        return Err(KvError::Other(format!("a key of {} bytes is longer than the limit of {MAX_KEY}", key.len())));
+        return Err(KvError(format!("a key of {} bytes is longer than the limit of {MAX_KEY}", key.len())));
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! globals beyond the ECMAScript built-ins are `console` (printing into a bounded
 //! buffer) and `input`.
 
-mod printed;
+use stdlib_shared::printed;
 
 use std::path::Path;
 

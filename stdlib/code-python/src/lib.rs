@@ -8,7 +8,7 @@
 //! library) and without the real standard streams: `print` writes into a bounded
 //! buffer. Only the modules compiled into the interpreter can be imported.
 
-mod printed;
+use stdlib_shared::printed;
 mod traceback;
 mod values;
 

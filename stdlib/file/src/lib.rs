@@ -5,13 +5,13 @@
 
 mod error;
 mod grants;
-mod time;
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use stdlib_shared::timestamp;
 use toolhost_guest::{ToolError, toolbox};
 
 use crate::error::FileError;
@@ -459,7 +459,7 @@ fn list_directory(input: ListInput) -> Result<ListOutput, FileError> {
         let entries = granted
             .into_iter()
             .map(|grant| Entry {
-                modified: std::fs::metadata(&grant.path).ok().and_then(|m| time::rfc3339(m.modified())),
+                modified: std::fs::metadata(&grant.path).ok().and_then(|m| m.modified().ok()).and_then(timestamp::of),
                 name: grant.path,
                 kind: Kind::Directory,
                 size: None,
@@ -509,7 +509,7 @@ impl Listing {
                 name: relative.clone(),
                 kind,
                 size: (kind == Kind::File).then_some(metadata.len()),
-                modified: time::rfc3339(metadata.modified()),
+                modified: metadata.modified().ok().and_then(timestamp::of),
                 access: None,
             });
             if recursive && kind == Kind::Directory {
@@ -552,7 +552,7 @@ fn stat_path(input: PathInput) -> Result<StatOutput, FileError> {
         exists: true,
         kind: Some(kind),
         size: Some(metadata.len()),
-        modified: time::rfc3339(metadata.modified()),
+        modified: metadata.modified().ok().and_then(timestamp::of),
         link_target,
         writable,
         path,

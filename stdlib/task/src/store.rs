@@ -88,25 +88,13 @@ impl Tasks {
     /// Applies `change` to task `id` as one atomic step (compare-and-swap): two calls
     /// changing the same task at once both take effect, neither undoes the other.
     pub fn modify(&self, id: u64, change: impl FnOnce(&mut Task)) -> Result<Task, ToolError> {
-        // Checked first so that the common mistake, an unknown id, stages no write.
-        self.get(id)?;
-        let mut deleted_meanwhile = false;
-        let task = self.storage.update::<Task>(&key(id), |current| match current {
-            Some(mut task) => {
+        let changed = self.storage.update::<Task>(&key(id), |current| {
+            current.map(|mut task| {
                 change(&mut task);
                 task
-            }
-            // Deleted by another call since the check. `update` must write something; the
-            // call fails below, so this placeholder is never committed.
-            None => {
-                deleted_meanwhile = true;
-                Task::default()
-            }
+            })
         })?;
-        if deleted_meanwhile {
-            return Err(no_task(id));
-        }
-        Ok(task)
+        changed.ok_or_else(|| no_task(id))
     }
 
     /// Removes task `id` and returns it.

@@ -103,7 +103,7 @@ fn step(op: Op) -> Result<Value, String> {
         }
         Op::Append { bucket, key, text } => {
             let appended = open(&bucket)?
-                .update::<String>(&key, |current| current.unwrap_or_default() + &text)
+                .update::<String>(&key, |current| Some(current.unwrap_or_default() + &text))
                 .map_err(|e| e.to_string())?;
             json!(appended)
         }

@@ -1,0 +1,4 @@
+//! What several stdlib components need alike, written once.
+
+pub mod printed;
+pub mod timestamp;
