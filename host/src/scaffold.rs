@@ -18,6 +18,16 @@ const WIT: &str = include_str!("../../wit/tool.wit");
 /// (path in the project, template text, executable)
 type Template = (&'static str, &'static str, bool);
 
+/// The contract and the WIT packages it names (its `sdk` world imports `wasi:keyvalue`),
+/// so that WIT tooling resolves the project's `wit/` directory on its own.
+const CONTRACT: &[Template] = &[
+    ("wit/tool.wit", WIT, false),
+    ("wit/deps/keyvalue/atomic.wit", include_str!("../../wit/deps/keyvalue/atomic.wit"), false),
+    ("wit/deps/keyvalue/batch.wit", include_str!("../../wit/deps/keyvalue/batch.wit"), false),
+    ("wit/deps/keyvalue/store.wit", include_str!("../../wit/deps/keyvalue/store.wit"), false),
+    ("wit/deps/keyvalue/world.wit", include_str!("../../wit/deps/keyvalue/world.wit"), false),
+];
+
 const RUST: &[Template] = &[
     ("Cargo.toml", include_str!("../templates/rust/Cargo.toml"), false),
     ("src/lib.rs", include_str!("../templates/rust/src/lib.rs"), false),
@@ -26,7 +36,6 @@ const RUST: &[Template] = &[
 ];
 
 const JAVASCRIPT: &[Template] = &[
-    ("wit/tool.wit", WIT, false),
     ("package.json", include_str!("../templates/js/package.json"), false),
     ("tool.js", include_str!("../templates/js/tool.js"), false),
     ("README.md", include_str!("../templates/js/README.md"), false),
@@ -34,7 +43,6 @@ const JAVASCRIPT: &[Template] = &[
 ];
 
 const PYTHON: &[Template] = &[
-    ("wit/tool.wit", WIT, false),
     ("app.py", include_str!("../templates/python/app.py"), false),
     ("build.sh", include_str!("../templates/python/build.sh"), true),
     ("README.md", include_str!("../templates/python/README.md"), false),
@@ -42,7 +50,6 @@ const PYTHON: &[Template] = &[
 ];
 
 const C: &[Template] = &[
-    ("wit/tool.wit", WIT, false),
     ("src/tool.c", include_str!("../templates/c/src/tool.c"), false),
     // The JSON helpers are the ones the C example tool uses: one copy to maintain.
     ("src/json.h", include_str!("../../example-tools/c-checksum/json.h"), false),
@@ -53,7 +60,6 @@ const C: &[Template] = &[
 ];
 
 const GO: &[Template] = &[
-    ("wit/tool.wit", WIT, false),
     ("go.mod", include_str!("../templates/go/go.mod"), false),
     (
         "export_toolhost_tool_toolbox/tool.go",
@@ -120,14 +126,17 @@ impl Lang {
         }
     }
 
-    fn templates(self) -> &'static [Template] {
-        match self {
-            Lang::Rust => RUST,
-            Lang::JavaScript => JAVASCRIPT,
-            Lang::Python => PYTHON,
-            Lang::C => C,
-            Lang::Go => GO,
-        }
+    /// The project's files: the language's own, after the contract for every language
+    /// that builds from WIT.
+    fn templates(self) -> impl Iterator<Item = &'static Template> {
+        let (contract, own) = match self {
+            Lang::Rust => (&[][..], RUST),
+            Lang::JavaScript => (CONTRACT, JAVASCRIPT),
+            Lang::Python => (CONTRACT, PYTHON),
+            Lang::C => (CONTRACT, C),
+            Lang::Go => (CONTRACT, GO),
+        };
+        contract.iter().chain(own)
     }
 }
 
@@ -247,12 +256,9 @@ mod tests {
     fn every_language_writes_its_files_with_no_placeholder_left() {
         let expected: [(Lang, &[&str]); 5] = [
             (Lang::Rust, &[".gitignore", "Cargo.toml", "README.md", "src/lib.rs"]),
-            (Lang::JavaScript, &[".gitignore", "README.md", "package.json", "tool.js", "wit/tool.wit"]),
-            (Lang::Python, &[".gitignore", "README.md", "app.py", "build.sh", "wit/tool.wit"]),
-            (
-                Lang::C,
-                &[".gitignore", "README.md", "build.sh", "src/json.c", "src/json.h", "src/tool.c", "wit/tool.wit"],
-            ),
+            (Lang::JavaScript, &[".gitignore", "README.md", "package.json", "tool.js"]),
+            (Lang::Python, &[".gitignore", "README.md", "app.py", "build.sh"]),
+            (Lang::C, &[".gitignore", "README.md", "build.sh", "src/json.c", "src/json.h", "src/tool.c"]),
             (
                 Lang::Go,
                 &[
@@ -262,7 +268,6 @@ mod tests {
                     "export_toolhost_tool_toolbox/contract.go",
                     "export_toolhost_tool_toolbox/tool.go",
                     "go.mod",
-                    "wit/tool.wit",
                 ],
             ),
         ];
@@ -270,7 +275,12 @@ mod tests {
             let temp = tempfile::tempdir().unwrap();
             let dir = temp.path().join("my-tool");
             let written = scaffold("my-tool", lang, &dir).unwrap();
-            assert_eq!(relative(&dir, &written), files.to_vec(), "{lang}");
+            let mut expected: Vec<&str> = files.to_vec();
+            if lang != Lang::Rust {
+                expected.extend(CONTRACT.iter().map(|(path, _, _)| *path));
+            }
+            expected.sort();
+            assert_eq!(relative(&dir, &written), expected, "{lang}");
             for file in &written {
                 let text = std::fs::read_to_string(file).unwrap();
                 assert!(!text.contains("{{"), "{lang}: a placeholder is left in {}", file.display());
@@ -291,6 +301,8 @@ mod tests {
             let temp = tempfile::tempdir().unwrap();
             scaffold("greeter", lang, temp.path()).unwrap();
             assert_eq!(read(temp.path(), "wit/tool.wit"), WIT, "{lang}");
+            let keyvalue = read(temp.path(), "wit/deps/keyvalue/world.wit");
+            assert!(keyvalue.contains("package wasi:keyvalue@0.2.0-draft2;"), "{lang}");
             assert!(WIT.contains("package toolhost:tool@0.1.1;"));
         }
     }
