@@ -463,3 +463,40 @@ pub fn spawn_http_server(mut command: Command) -> Result<(std::process::Child, S
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     Ok((child, addr))
 }
+
+/// A `redis-server` of its own on a free loopback port, without persistence; stopped
+/// when dropped.
+pub struct RedisServer {
+    child: std::process::Child,
+    /// `redis://127.0.0.1:PORT/0`
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    pub fn start() -> RedisServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server runs (the test setup installs the Debian package)");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        RedisServer { child, url: format!("redis://127.0.0.1:{port}/0"), _dir: dir }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -2,6 +2,7 @@
 //! code per error kind.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
@@ -276,8 +277,11 @@ fn inspect_shows_what_a_component_could_ask_for_and_what_it_is_granted() {
     assert!(!String::from_utf8_lossy(&output.stdout).contains("s3cr3t"), "config values are never shown");
 }
 
+/// The agent-loop example, run twice on one data directory: its to-do list (`task/*` of
+/// the stdlib, on the default SQLite storage) survives each host restart and the next
+/// run, while the native tool's notes, in the process's memory, do not.
 #[test]
-fn the_agent_loop_example_runs_against_the_example_tools() {
+fn the_agent_loop_example_keeps_its_tasks_across_host_restarts() {
     let bin = toolhost_bin();
     let profile_dir = bin.parent().unwrap();
     let mut cargo = Command::new(env!("CARGO"));
@@ -289,15 +293,42 @@ fn the_agent_loop_example_runs_against_the_example_tools() {
     }
     assert!(cargo.status().unwrap().success());
     let tools = ToolsDir::with_examples();
-    let output = Command::new(profile_dir.join("examples/agent_loop")).arg(tools.path()).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("exported 11 tools"), "the examples and the native tool: {stdout}");
-    assert!(stdout.contains(r#"tool call_1 (math__evaluate): {"value":1200.0}"#), "{stdout}");
-    assert!(stdout.contains(r#"tool call_5 (agent__remember): {"notes":1}"#), "{stdout}");
-    assert!(stdout.contains(r#"notes kept by the native tool: ["the report slug is for Q3"]"#), "{stdout}");
-    assert!(stdout.contains(r#"tool call_3 (math__add): {"error":"input_invalid""#), "{stdout}");
-    assert!(stdout.contains(r#"tool call_4 (math__add): {"value":6.0}"#), "{stdout}");
+    let stdlib = ToolsDir::new();
+    stdlib.install("stdlib-task", "task", "task");
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/task/manifest.toml");
+    stdlib.manifest("task", "task", &std::fs::read_to_string(shipped).unwrap());
+    let data = tempfile::tempdir().unwrap();
+    let run = || {
+        let output = Command::new(profile_dir.join("examples/agent_loop"))
+            .arg(tools.path())
+            .arg(stdlib.path())
+            .env("TOOLHOST_DATA_DIR", data.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "no load errors");
+        String::from_utf8(output.stdout).unwrap()
+    };
+
+    let first = run();
+    assert!(first.contains("exported 17 tools"), "the examples, task/* and the native tool: {first}");
+    assert!(first.contains(r#"tool call_0 (task__list): {"count":0,"tasks":[]}"#), "{first}");
+    assert!(first.contains(r#"tool call_1 (math__evaluate): {"value":1200.0}"#), "{first}");
+    assert!(first.contains(r#"tool call_5 (agent__remember): {"notes":1}"#), "{first}");
+    assert!(first.contains(r#"notes kept by the native tool: ["the report slug is for Q3"]"#), "{first}");
+    assert!(first.contains(r#"tool call_3 (math__add): {"error":"input_invalid""#), "{first}");
+    assert!(first.contains(r#"tool call_4 (math__add): {"value":6.0}"#), "{first}");
+    assert!(first.contains(r#"tool call_6 (task__create): {"#), "{first}");
+    let (_, restarted) = first.split_once("== the host stops; a new one starts").expect("a restart");
+    assert!(restarted.contains(r#"tool call_7 (task__list): {"count":1,"#), "the task survived: {restarted}");
+    assert!(restarted.contains(r#""title":"Publish the Q3 report""#), "{restarted}");
+    assert!(restarted.contains("notes kept by the native tool: []"), "memory does not survive: {restarted}");
+
+    let second = run();
+    let (before_restart, restarted) = second.split_once("== the host stops").expect("a restart");
+    assert!(before_restart.contains(r#"tool call_0 (task__list): {"count":1,"#), "the last run's task: {second}");
+    assert!(restarted.contains(r#"tool call_7 (task__list): {"count":2,"#), "{restarted}");
+    assert!(restarted.contains(r#""id":2"#), "ids go on where the last run stopped: {restarted}");
 }
 
 #[test]

@@ -4,9 +4,8 @@
 //! errors, a component written for other hosts, restarts and `kill -9`, and the
 //! operator's `toolhost storage`.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -14,43 +13,7 @@ use tempfile::TempDir;
 use toolhost::ToolHost;
 use toolhost::storage::StorageSetting;
 
-use toolhost_tests::{ToolsDir, toolhost_bin};
-
-/// A `redis-server` of its own on a free loopback port, without persistence; stopped
-/// when dropped.
-struct RedisServer {
-    child: Child,
-    url: String,
-    _dir: TempDir,
-}
-
-impl RedisServer {
-    fn start() -> RedisServer {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
-        let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server runs (the test setup installs the Debian package)");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        RedisServer { child, url: format!("redis://127.0.0.1:{port}/0"), _dir: dir }
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use toolhost_tests::{RedisServer, ToolsDir, toolhost_bin};
 
 /// Where a test's state lives.
 struct Store {

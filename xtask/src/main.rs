@@ -254,8 +254,14 @@ fn shell_quote(arg: &str) -> String {
 /// only, and then the example tools and the stdlib are left out.
 fn test(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
+    // The binary under test finds its storage database and stdlib layer under the data
+    // directory: an empty one of the suite's own, never the user's stdlib or data.
+    let data = target_dir().join("tmp").join("test-data");
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
     let mut command = cargo();
-    command.args(["test", "--release", "--workspace"]).args(extra);
+    command.args(["test", "--release", "--workspace"]).args(extra).env("TOOLHOST_DATA_DIR", &data);
+    command.env_remove("TOOLHOST_STDLIB_DIR");
     run(command)?;
     if extra.is_empty() {
         let mut examples = cargo();

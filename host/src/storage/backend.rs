@@ -145,7 +145,10 @@ impl Backend {
     /// when another holder's lease is still running.
     pub async fn lease(&self, bucket: &str, key: &str, holder: &str, ttl_ms: u64) -> Result<bool, StorageError> {
         match self {
-            Backend::Sqlite(store) => store.lease(bucket, key, holder, ttl_ms),
+            Backend::Sqlite(store) => {
+                let (bucket, key, holder) = (bucket.to_owned(), key.to_owned(), holder.to_owned());
+                off_runtime(store, move |store| store.lease(&bucket, &key, &holder, ttl_ms)).await
+            }
             Backend::Redis(store) => store.lease(bucket, key, holder, ttl_ms).await,
         }
     }
@@ -153,7 +156,10 @@ impl Backend {
     /// Ends every lease of `holder` among `leased`.
     pub async fn release(&self, holder: &str, leased: &[(String, String)]) -> Result<(), StorageError> {
         match self {
-            Backend::Sqlite(store) => store.release(holder),
+            Backend::Sqlite(store) => {
+                let holder = holder.to_owned();
+                off_runtime(store, move |store| store.release(&holder)).await
+            }
             Backend::Redis(store) => store.release(holder, leased).await,
         }
     }
@@ -162,11 +168,8 @@ impl Backend {
     pub async fn commit(&self, commit: &Arc<Commit>) -> Result<(), CommitError> {
         match self {
             Backend::Sqlite(store) => {
-                // The commit waits for the disk: off the threads that run calls.
-                let (store, commit) = (store.clone(), commit.clone());
-                tokio::task::spawn_blocking(move || store.commit(&commit))
-                    .await
-                    .map_err(|e| StorageError::Backend(format!("commit task: {e}")))?
+                let commit = commit.clone();
+                off_runtime(store, move |store| Ok(store.commit(&commit))).await?
             }
             Backend::Redis(store) => store.commit(commit).await,
         }
@@ -185,6 +188,20 @@ impl Backend {
             Backend::Redis(store) => store.entries(bucket).await,
         }
     }
+}
+
+/// Runs an SQLite write on a blocking thread. A write waits for the file's one write
+/// lock (held by another commit while it waits for the disk, or by another process, up
+/// to the busy timeout): never on the threads that run calls. Reads do not wait in WAL
+/// mode and run where they are asked.
+async fn off_runtime<T: Send + 'static>(
+    store: &Arc<SqliteStore>,
+    write: impl FnOnce(&SqliteStore) -> Result<T, StorageError> + Send + 'static,
+) -> Result<T, StorageError> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || write(&store))
+        .await
+        .map_err(|e| StorageError::Backend(format!("database task: {e}")))?
 }
 
 /// Milliseconds since the Unix epoch, the clock of leases.
