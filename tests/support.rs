@@ -321,34 +321,41 @@ fn run_to_success(command: &mut Command) {
     );
 }
 
+/// A directory `<target>/toolchains/NAME` with the npm package `requirement` (and its
+/// dependencies) under `node_modules`, installed from the npm registry on first use and
+/// reused afterwards: a marker file records a finished install, and a file lock keeps
+/// parallel tests and test processes from installing at once.
+pub fn npm_package(name: &str, requirement: &str) -> PathBuf {
+    let toolchains = toolchains_dir();
+    let dir = toolchains.join(name);
+    let marker = dir.join(".toolhost-installed");
+    let ready = || std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == requirement);
+    if !ready() {
+        let lock = std::fs::File::create(toolchains.join(format!("{name}.lock"))).expect("create the lock file");
+        lock.lock().expect("lock the lock file");
+        if !ready() {
+            std::fs::create_dir_all(&dir).expect("create the package dir");
+            std::fs::write(dir.join("package.json"), "{\"private\": true, \"type\": \"module\"}\n")
+                .expect("write package.json");
+            run_to_success(
+                Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund", "--loglevel=error", requirement])
+                    .current_dir(&dir),
+            );
+            std::fs::write(&marker, requirement).expect("write the marker");
+        }
+    }
+    dir
+}
+
 /// A directory holding the official MCP TypeScript SDK (`@modelcontextprotocol/sdk`
 /// 1.x) under `node_modules`, with `tests/mcp/client.mjs` copied beside it so that Node
-/// resolves the SDK from there: `<target>/toolchains/ts-mcp`. Installed with npm from
-/// the npm registry on first use, like [`mcp_python`].
+/// resolves the SDK from there: `<target>/toolchains/ts-mcp` (see [`npm_package`]).
 pub fn mcp_typescript_client() -> PathBuf {
-    const REQUIREMENT: &str = "@modelcontextprotocol/sdk@^1.32";
     static CLIENT: OnceLock<PathBuf> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            let toolchains = toolchains_dir();
-            let dir = toolchains.join("ts-mcp");
-            let marker = dir.join(".toolhost-installed");
-            let ready = || std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == REQUIREMENT);
-            if !ready() {
-                let lock = std::fs::File::create(toolchains.join("ts-mcp.lock")).expect("create the lock file");
-                lock.lock().expect("lock the lock file");
-                if !ready() {
-                    std::fs::create_dir_all(&dir).expect("create the client dir");
-                    std::fs::write(dir.join("package.json"), "{\"private\": true, \"type\": \"module\"}\n")
-                        .expect("write package.json");
-                    run_to_success(
-                        Command::new("npm")
-                            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", REQUIREMENT])
-                            .current_dir(&dir),
-                    );
-                    std::fs::write(&marker, REQUIREMENT).expect("write the marker");
-                }
-            }
+            let dir = npm_package("ts-mcp", "@modelcontextprotocol/sdk@^1.32");
             let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs");
             std::fs::copy(&script, dir.join("client.mjs")).expect("copy client.mjs");
             dir

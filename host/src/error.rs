@@ -340,6 +340,11 @@ pub enum LoadErrorKind {
     /// The manifest is wrong; its path is the error's path.
     #[error("line {line}: {problem}")]
     Manifest { line: usize, problem: String },
+
+    /// An upstream MCP server cannot be reached, died, or offers tools that cannot be
+    /// served; the rest of its namespace (if any) is served.
+    #[error("upstream MCP server `{server}`: {problem}")]
+    Upstream { server: String, problem: String },
 }
 
 /// Why a [`ToolHost`](crate::ToolHost) could not be built. Components that fail to load

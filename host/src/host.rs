@@ -28,6 +28,7 @@ use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
 use crate::storage::{Storage, StorageSetting};
+use crate::upstream::{self, Supervisors, UpstreamServer};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
@@ -142,6 +143,10 @@ pub enum CacheSetting {
     Disabled,
 }
 
+/// How long a build that does not serve while loading waits for upstream servers to
+/// be listed (or fail) for the first time.
+const FIRST_CONNECT_WAIT: Duration = Duration::from_secs(30);
+
 /// Configures a [`ToolHost`].
 #[derive(Clone)]
 pub struct ToolHostBuilder {
@@ -161,6 +166,7 @@ pub struct ToolHostBuilder {
     serve_while_loading: bool,
     /// Native tools by the name of their layer.
     natives: Vec<(String, NativeTool)>,
+    upstreams: Vec<UpstreamServer>,
 }
 
 impl Default for ToolHostBuilder {
@@ -181,6 +187,7 @@ impl Default for ToolHostBuilder {
             max_concurrent_calls: 64,
             serve_while_loading: false,
             natives: Vec::new(),
+            upstreams: Vec::new(),
         }
     }
 }
@@ -291,6 +298,16 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Serves the tools of an upstream MCP server as the namespace `server.name`, in the
+    /// layer `server.layer`; [`upstream::DEFAULT_LAYER`](crate::upstream::DEFAULT_LAYER),
+    /// when no layer of that name was added, is placed below the directory layers and
+    /// above the stdlib. The server is connected in the background; a build that does
+    /// not serve while loading waits for its first attempt.
+    pub fn upstream(mut self, server: UpstreamServer) -> Self {
+        self.upstreams.push(server);
+        self
+    }
+
     /// Where to cache compiled components (default: the user's cache directory).
     pub fn compile_cache(mut self, setting: CacheSetting) -> Self {
         self.cache = setting;
@@ -301,7 +318,15 @@ impl ToolHostBuilder {
     /// reported in [`ToolHost::load_errors`]; the others are served. Fails only when the
     /// host itself cannot run: settings out of range, no epoch thread, an audit log that
     /// cannot be opened.
-    pub async fn build(self) -> Result<ToolHost, BuildError> {
+    pub async fn build(mut self) -> Result<ToolHost, BuildError> {
+        if let Some(namespaces) = &self.namespaces {
+            self.upstreams.retain(|server| namespaces.contains(&server.name));
+        }
+        let wants_default_layer = self.upstreams.iter().any(|server| server.layer == upstream::DEFAULT_LAYER);
+        if wants_default_layer && !self.layers.iter().any(|layer| layer.name == upstream::DEFAULT_LAYER) {
+            let above_stdlib = self.layers.iter().position(|layer| layer.stdlib).unwrap_or(self.layers.len());
+            self.layers.insert(above_stdlib, Layer::native(upstream::DEFAULT_LAYER));
+        }
         let storage = Arc::new(Storage::new(self.storage));
         let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver, storage, self.namespaces)?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
@@ -343,13 +368,23 @@ impl ToolHostBuilder {
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
             call_slot_capacity: self.max_concurrent_calls,
             first_load,
+            _upstreams: None,
         };
         if let (Some((scan, loading)), Some(loaded)) = (loading, loaded) {
             // Taken before any reload can ask for it: reloads wait for the first load.
             let serialized = host.reload_lock.clone().lock_owned().await;
             tokio::spawn(host.clone().finish_first_load(scan, loading, loaded, serialized));
         }
-        Ok(host)
+        if self.upstreams.is_empty() {
+            return Ok(host);
+        }
+        // The supervisors get a host that does not own them: the embedder's last clone
+        // of this one stops them.
+        let supervisors = Supervisors::start(host.clone(), self.upstreams);
+        if !self.serve_while_loading {
+            supervisors.first_attempts(FIRST_CONNECT_WAIT).await;
+        }
+        Ok(ToolHost { _upstreams: Some(Arc::new(supervisors)), ..host })
     }
 }
 
@@ -437,6 +472,9 @@ pub struct ToolHost {
     call_slot_capacity: usize,
     /// What the first load has left to do.
     pub(crate) first_load: FirstLoad,
+    /// Keeps the upstream servers connected while any clone of this host is alive:
+    /// held, never read.
+    _upstreams: Option<Arc<Supervisors>>,
 }
 
 impl ToolHost {
@@ -513,6 +551,37 @@ impl ToolHost {
         let full_name = slot.tool.full_name();
         parts.natives.retain(|native| !(native.layer == slot.layer && native.tool.full_name() == full_name));
         parts.natives.push(slot);
+        parts.generation += 1;
+        Ok(self.publish(&previous, Snapshot::build(parts)))
+    }
+
+    /// Makes `tools` every tool of `namespace` in the layer named `layer`, and `error`
+    /// its source's load error (or none), in one change: an upstream server (re)listed,
+    /// or gone.
+    pub(crate) async fn replace_source(
+        &self,
+        layer: &str,
+        namespace: &str,
+        tools: Vec<NativeTool>,
+        error: Option<LoadError>,
+    ) -> Result<RegistryChange, NativeToolError> {
+        let index = self
+            .layers
+            .iter()
+            .position(|l| l.name == layer)
+            .ok_or_else(|| NativeToolError::NoSuchLayer(layer.to_owned()))?;
+        let slots: Vec<NativeSlot> = tools
+            .into_iter()
+            .map(|tool| native_slot(&self.layers, layer, tool, self.core.defaults))
+            .collect::<Result<_, _>>()?;
+        let source_path = upstream::supervisor::error_path(namespace);
+        let _serialized = self.reload_lock.lock().await;
+        let previous = self.snapshot.load_full();
+        let mut parts = previous.parts();
+        parts.natives.retain(|native| !(native.layer == index && native.tool.namespace == namespace));
+        parts.natives.extend(slots);
+        parts.source_errors.retain(|error| error.path != source_path);
+        parts.source_errors.extend(error);
         parts.generation += 1;
         Ok(self.publish(&previous, Snapshot::build(parts)))
     }

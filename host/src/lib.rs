@@ -8,6 +8,8 @@
 //! - **load** (`config/`, `registry/`): `toolhost.toml` and each component's manifest;
 //!   discovery in layered roots, compilation (cached on disk), precedence, hot reload.
 //!   Loading publishes an immutable [`Snapshot`] that calls read without locks.
+//!   Upstream MCP servers (`upstream/`) are namespaces too: kept connected, their tools
+//!   served like native ones and governed by the same pipeline.
 //! - **call** (`call.rs` over `sandbox/`): the pipeline below, a fresh sandbox per call
 //!   with fuel, memory and time limits and only the capabilities granted.
 //! - **serve** (`serve/`): one tool definition for every consumer (MCP, OpenAI,
@@ -57,6 +59,7 @@ mod schema;
 pub mod serve;
 pub mod storage;
 pub mod text;
+pub mod upstream;
 
 pub use crate::access::ListingVersion;
 pub use crate::audit::CallRecord;

@@ -329,11 +329,12 @@ impl HostOptions {
         self.settings(HostConfig { layers, ..config }, lifetime)
     }
 
-    /// A host with the configuration's settings (limits, engine, cache) and no layers:
-    /// inspecting one file loads nothing else.
+    /// A host with the configuration's settings (limits, engine, cache) and no layers
+    /// nor upstream servers: inspecting one file loads nothing else.
     async fn build_without_layers(&self) -> anyhow::Result<ToolHost> {
         let config = HostConfig::find(self.config.as_deref())?.unwrap_or_default();
-        Ok(self.settings(HostConfig { layers: Vec::new(), ..config }, Lifetime::OneShot).build().await?)
+        let bare = HostConfig { layers: Vec::new(), upstreams: Vec::new(), ..config };
+        Ok(self.settings(bare, Lifetime::OneShot).build().await?)
     }
 
     fn settings(&self, mut config: HostConfig, lifetime: Lifetime) -> ToolHostBuilder {

@@ -84,6 +84,8 @@ pub struct NativeTool {
     /// them once the tool is registered (only `timeout` and `max_output` apply to
     /// native code).
     timeout: Option<Duration>,
+    /// Its own output size limit, likewise.
+    max_output: Option<u64>,
     handler: Handler,
 }
 
@@ -127,7 +129,7 @@ impl NativeTool {
             policy: ToolPolicy::default(),
         };
         let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
-        Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, handler })
+        Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
     }
 
     /// A tool from a typed function: its schemas are derived from `In` and `Out`
@@ -176,6 +178,12 @@ impl NativeTool {
         self
     }
 
+    /// Its own output size limit (bytes of JSON) instead of the host's default.
+    pub fn with_max_output(mut self, bytes: u64) -> NativeTool {
+        self.max_output = Some(bytes);
+        self
+    }
+
     /// `namespace/tool`.
     pub fn full_name(&self) -> String {
         names::full_name(&self.namespace, &self.def.name)
@@ -183,7 +191,11 @@ impl NativeTool {
 
     /// This tool as registered in a host whose default limits are `defaults`.
     pub(crate) fn registered(mut self, defaults: Limits) -> NativeTool {
-        Arc::make_mut(&mut self.def).limits = Limits { timeout: self.timeout.unwrap_or(defaults.timeout), ..defaults };
+        Arc::make_mut(&mut self.def).limits = Limits {
+            timeout: self.timeout.unwrap_or(defaults.timeout),
+            max_output: self.max_output.unwrap_or(defaults.max_output),
+            ..defaults
+        };
         self
     }
 

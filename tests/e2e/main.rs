@@ -24,3 +24,4 @@ mod stdlib;
 mod stdlib_code;
 mod stdlib_task;
 mod storage;
+mod upstream;

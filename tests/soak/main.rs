@@ -42,8 +42,13 @@ use mix::{Answer, Kind};
 use resources::{Sample, Trend, Windows, mib, usage};
 
 const WORKERS: usize = 2;
-/// How often RSS and file descriptors are read.
-const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+/// How often RSS and file descriptors are read: enough samples that the median of a
+/// window (as long as the warm-up) is not one swing of the allocator — a one-minute
+/// run's 15-second windows held only three at every 5 s, and a single compile's arenas
+/// moved their median by 20 MiB — and no more often than a second.
+fn sample_every(warm_up: Duration) -> Duration {
+    (warm_up / 15).clamp(Duration::from_secs(1), Duration::from_secs(5))
+}
 /// How often a progress line is printed.
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 /// How long a freed instance slot may take to show as free once the calls are answered.
@@ -400,7 +405,7 @@ fn soak(duration: Duration) -> Summary {
         let mut rest_after_warm_up = None;
         let mut next_progress = PROGRESS_EVERY;
         while Instant::now() < shared.deadline {
-            std::thread::sleep(SAMPLE_EVERY.min(shared.deadline.saturating_duration_since(Instant::now())));
+            std::thread::sleep(sample_every(warm_up).min(shared.deadline.saturating_duration_since(Instant::now())));
             if started.elapsed() >= warm_up && rest_after_warm_up.is_none() {
                 let held = shared.pause.hold(WORKERS + 1);
                 rest_after_warm_up = Some(held.then(at_rest));
@@ -564,7 +569,7 @@ impl Summary {
             clock(self.duration),
             clock(self.warm_up),
             self.samples,
-            SAMPLE_EVERY
+            sample_every(self.warm_up)
         );
         println!(
             "hosts           server `toolhost serve --http {}` (pid {}); library ToolHost in this process; \

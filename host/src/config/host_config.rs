@@ -39,6 +39,14 @@
 //! allow = ["math/*", "*/read"]
 //! deny = ["fs/write"]
 //!
+//! [[upstream]]                  # an MCP server's tools as a namespace (see crate::upstream)
+//! name = "everything"
+//! command = "npx"               # a child process on stdio; or: url = "https://…/mcp"
+//! args = ["-y", "@modelcontextprotocol/server-everything"]
+//! env = ["PATH", "HOME"]        # its whole environment ("NAME", or "NAME=HOST_NAME")
+//! timeout = "30s"
+//! # headers = { Authorization = { env = "TOKEN", prefix = "Bearer " } }   (url only)
+//!
 //! [[token]]                     # HTTP bearer tokens, see config::tokens
 //! agent = "planner"
 //! sha256 = "…"                  # or: file = "…", env = "…"
@@ -67,10 +75,12 @@ use crate::config::units::{Problem, parse_duration, parse_size};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
+use crate::sandbox::limits::MAX_TIMEOUT;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
 use crate::serve::auth::Tokens;
 use crate::serve::limits::{HttpLimits, bounds};
 use crate::storage::StorageSetting;
+use crate::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
 /// The file read when none is named: `toolhost.toml` in the working directory.
@@ -98,6 +108,8 @@ pub struct HostConfig {
     pub http: HttpLimits,
     /// Where the buckets of `wasi:keyvalue` live.
     pub storage: StorageSetting,
+    /// Upstream MCP servers whose tools are served.
+    pub upstreams: Vec<UpstreamServer>,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -132,6 +144,36 @@ struct RawConfig {
     #[serde(default)]
     http: RawHttp,
     storage: Option<Spanned<RawStorage>>,
+    #[serde(default)]
+    upstream: Vec<Spanned<RawUpstream>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUpstream {
+    name: String,
+    layer: Option<String>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    headers: Option<std::collections::BTreeMap<String, RawHeader>>,
+    timeout: Option<String>,
+    max_response: Option<String>,
+}
+
+/// A header value: the value itself, or where to read it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawHeader {
+    Plain(String),
+    From {
+        env: Option<String>,
+        file: Option<PathBuf>,
+        #[serde(default)]
+        prefix: String,
+    },
 }
 
 #[derive(Deserialize, Default)]
@@ -254,6 +296,9 @@ impl HostConfig {
         for layer in &self.layers {
             builder = builder.layer(layer.clone());
         }
+        for server in &self.upstreams {
+            builder = builder.upstream(server.clone());
+        }
         builder
     }
 }
@@ -281,6 +326,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let tokens = tokens(base, raw.token)?;
     let http = http_limits(raw.http)?;
     let storage = storage_setting(base, raw.storage)?;
+    let upstreams = upstreams(base, &layers, raw.upstream)?;
     Ok(HostConfig {
         layers,
         defaults,
@@ -291,7 +337,94 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         tokens,
         http,
         storage,
+        upstreams,
     })
+}
+
+fn upstreams(base: &Path, layers: &[Layer], raw: Vec<Spanned<RawUpstream>>) -> Result<Vec<UpstreamServer>, Problem> {
+    let mut servers: Vec<UpstreamServer> = Vec::with_capacity(raw.len());
+    for entry in raw {
+        let span = entry.span();
+        let raw = entry.into_inner();
+        let at = |problem: String| Problem::at(span.clone(), format!("upstream `{}`: {problem}", raw.name));
+        crate::names::validate_namespace(&raw.name).map_err(|problem| Problem::at(span.clone(), problem))?;
+        if servers.iter().any(|server| server.name == raw.name) {
+            return Err(at("defined twice".to_owned()));
+        }
+        let layer = match raw.layer {
+            None => upstream::DEFAULT_LAYER.to_owned(),
+            Some(layer) if layers.iter().any(|l| l.name == layer) => layer,
+            Some(layer) => return Err(at(format!("no [[layer]] is named `{layer}`"))),
+        };
+        let transport = match (raw.command, raw.url) {
+            (Some(program), None) => {
+                if raw.headers.is_some() {
+                    return Err(at("`headers` go with `url`, not `command`".to_owned()));
+                }
+                let mut env = Vec::new();
+                for entry in raw.env.unwrap_or_default() {
+                    let (child, host) = entry.split_once('=').unwrap_or((&entry, &entry));
+                    let valid =
+                        |name: &str| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if !valid(child) || !valid(host) {
+                        return Err(at(format!("`env` entry `{entry}` is not `NAME` or `NAME=HOST_NAME`")));
+                    }
+                    env.push((child.to_owned(), host.to_owned()));
+                }
+                UpstreamTransport::Command {
+                    program,
+                    args: raw.args.unwrap_or_default(),
+                    env,
+                    cwd: raw.cwd.map(|cwd| base.join(cwd)),
+                }
+            }
+            (None, Some(url)) => {
+                if raw.args.is_some() || raw.env.is_some() || raw.cwd.is_some() {
+                    return Err(at("`args`, `env` and `cwd` go with `command`, not `url`".to_owned()));
+                }
+                if !(url.starts_with("http://") || url.starts_with("https://")) || url::Url::parse(&url).is_err() {
+                    return Err(at(format!("`url` must be an http:// or https:// URL, not `{url}`")));
+                }
+                let mut headers = Vec::new();
+                for (name, value) in raw.headers.unwrap_or_default() {
+                    if http::HeaderName::try_from(name.as_str()).is_err() {
+                        return Err(at(format!("`{name}` is not a valid header name")));
+                    }
+                    let secret = match value {
+                        RawHeader::Plain(value) => Secret::Plain(value),
+                        RawHeader::From { env: Some(name), file: None, prefix } => Secret::Env { name, prefix },
+                        RawHeader::From { env: None, file: Some(file), prefix } => {
+                            Secret::File { path: base.join(file), prefix }
+                        }
+                        RawHeader::From { .. } => {
+                            return Err(at(format!("header `{name}` takes a value, or `env` or `file` (one of them)")));
+                        }
+                    };
+                    headers.push((name, secret));
+                }
+                UpstreamTransport::Http { url, headers }
+            }
+            _ => {
+                return Err(at("takes `command` (a child process) or `url` (Streamable HTTP), one of them".to_owned()));
+            }
+        };
+        let timeout = match raw.timeout {
+            Some(text) => {
+                let timeout = parse_duration(&text).map_err(|e| at(format!("`timeout`: {e}")))?;
+                if timeout.is_zero() || timeout > MAX_TIMEOUT {
+                    return Err(at(format!("`timeout` must be more than 0 and at most {} s", MAX_TIMEOUT.as_secs())));
+                }
+                Some(timeout)
+            }
+            None => None,
+        };
+        let max_response = match raw.max_response {
+            Some(text) => Some(parse_size(&text).map_err(|e| at(format!("`max_response`: {e}")))?),
+            None => None,
+        };
+        servers.push(UpstreamServer { name: raw.name, layer, transport, timeout, max_response });
+    }
+    Ok(servers)
 }
 
 fn storage_setting(base: &Path, raw: Option<Spanned<RawStorage>>) -> Result<StorageSetting, Problem> {

@@ -63,6 +63,8 @@ pub(crate) struct Scan {
     places: Vec<(usize, String)>,
     natives: Vec<NativeSlot>,
     discovery_errors: Vec<LoadError>,
+    /// Carried over: a reload of files leaves upstream servers as they are.
+    source_errors: Vec<LoadError>,
     loaded_any: bool,
 }
 
@@ -95,6 +97,7 @@ impl Scan {
             places,
             natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
             discovery_errors,
+            source_errors: previous.map(|snapshot| snapshot.source_errors.clone()).unwrap_or_default(),
             loaded_any: !to_load.is_empty(),
         };
         (scan, Loading::start(core, to_load, progress))
@@ -129,6 +132,7 @@ impl Scan {
             components: components.cloned().collect(),
             natives: natives.cloned().collect(),
             discovery_errors: self.discovery_errors.clone(),
+            source_errors: self.source_errors.clone(),
         })
     }
 
@@ -144,6 +148,7 @@ impl Scan {
             components: self.slots.into_iter().flatten().collect(),
             natives: self.natives,
             discovery_errors: self.discovery_errors,
+            source_errors: self.source_errors,
         })
     }
 

@@ -115,6 +115,8 @@ pub struct Snapshot {
     pub conflicts: Vec<Conflict>,
     /// Problems found while discovering (bad names, unreadable directories).
     pub discovery_errors: Vec<LoadError>,
+    /// Problems of tool sources that are not files (upstream MCP servers).
+    pub source_errors: Vec<LoadError>,
 }
 
 /// What a snapshot is made of, before merging.
@@ -124,6 +126,7 @@ pub(crate) struct Parts {
     pub components: Vec<ComponentSlot>,
     pub natives: Vec<NativeSlot>,
     pub discovery_errors: Vec<LoadError>,
+    pub source_errors: Vec<LoadError>,
 }
 
 impl Snapshot {
@@ -131,7 +134,7 @@ impl Snapshot {
     /// component files by name, then native tools by name); [`merge`] decides
     /// precedence.
     pub(crate) fn build(parts: Parts) -> Snapshot {
-        let Parts { generation, layers, components, mut natives, discovery_errors } = parts;
+        let Parts { generation, layers, components, mut natives, discovery_errors, source_errors } = parts;
         natives.sort_by_key(|native| (native.layer, native.tool.full_name()));
         let offered = offered(&layers, &components, &natives);
         let offers: Vec<Offer<'_>> = offered.iter().map(|(offer, _)| offer.clone()).collect();
@@ -174,7 +177,17 @@ impl Snapshot {
         let bare_names = merged.bare_names;
         drop(offers);
         drop(offered);
-        Snapshot { generation, layers, tools, bare_names, components, natives, conflicts, discovery_errors }
+        Snapshot {
+            generation,
+            layers,
+            tools,
+            bare_names,
+            components,
+            natives,
+            conflicts,
+            discovery_errors,
+            source_errors,
+        }
     }
 
     /// The parts of this snapshot, to build the next one from.
@@ -185,6 +198,7 @@ impl Snapshot {
             components: self.components.clone(),
             natives: self.natives.clone(),
             discovery_errors: self.discovery_errors.clone(),
+            source_errors: self.source_errors.clone(),
         }
     }
 
@@ -244,9 +258,13 @@ impl Snapshot {
         scored.into_iter().take(3).map(|(_, name)| name.clone()).collect()
     }
 
-    /// Every load error of this snapshot: discovery problems and failed components.
+    /// Every load error of this snapshot: discovery problems, failed components and
+    /// failing upstream servers.
     pub fn load_errors(&self) -> impl Iterator<Item = &LoadError> {
-        self.discovery_errors.iter().chain(self.components.iter().filter_map(|slot| slot.error.as_ref()))
+        self.discovery_errors
+            .iter()
+            .chain(self.components.iter().filter_map(|slot| slot.error.as_ref()))
+            .chain(&self.source_errors)
     }
 }
 

@@ -1,0 +1,153 @@
+//! Upstream MCP servers as tool sources: a server the operator declares in
+//! `toolhost.toml` is a namespace whose tools are the server's, served in a layer like
+//! any other and governed like any other (caller policy, approval, input validation
+//! against the server's input schema, output validation when it declares one, a
+//! per-server timeout and response size limit, cancellation forwarded upstream, the
+//! audit record).
+//!
+//! ```toml
+//! [[upstream]]
+//! name = "everything"                  # the namespace: everything/echo, …
+//! command = "npx"                      # a child process speaking MCP on stdio
+//! args = ["-y", "@modelcontextprotocol/server-everything"]
+//! env = ["PATH", "HOME", "API_KEY=EVERYTHING_KEY"]   # nothing else is inherited
+//! timeout = "30s"                      # per call (the default: the host's default limits)
+//! max_response = "4 MiB"
+//! layer = "project"                    # a [[layer]] of this file; default: a layer
+//!                                      # `upstream` below the directories, above the stdlib
+//!
+//! [[upstream]]
+//! name = "search"
+//! url = "https://mcp.example.com/mcp"  # Streamable HTTP
+//! headers = { Authorization = { env = "SEARCH_TOKEN", prefix = "Bearer " }, X-Team = { file = "team.txt" } }
+//! ```
+//!
+//! Each server is kept by a [`supervisor`]: connected (servers start in parallel, with
+//! the host), listed, re-listed when it says its tools changed, and when it cannot be
+//! reached or dies, its namespace is a load error and it is retried with backoff while
+//! everything else keeps serving. [`tools`] maps MCP tools and results to toolhost's.
+
+mod client;
+pub(crate) mod supervisor;
+mod tools;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub(crate) use supervisor::Supervisors;
+
+/// The layer upstream servers go into when they name none.
+pub const DEFAULT_LAYER: &str = "upstream";
+
+/// An upstream MCP server, as `toolhost.toml` declares it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct UpstreamServer {
+    /// Its namespace.
+    pub name: String,
+    /// The layer its tools are served in.
+    pub layer: String,
+    /// How to reach it.
+    pub transport: UpstreamTransport,
+    /// Time limit of one call; `None`: the host's default.
+    pub timeout: Option<Duration>,
+    /// Largest answer kept (the output's JSON size); `None`: the host's default.
+    pub max_response: Option<u64>,
+}
+
+/// How an upstream server is reached.
+#[derive(Clone, PartialEq, Eq)]
+pub enum UpstreamTransport {
+    /// A child process speaking MCP over its stdin and stdout.
+    Command {
+        /// The program, found on the host's `PATH` unless it is a path.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Its whole environment: (name in the child, name in the host's environment).
+        env: Vec<(String, String)>,
+        /// Its working directory; `None`: the host's.
+        cwd: Option<PathBuf>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        /// `http://` or `https://` URL of the MCP endpoint.
+        url: String,
+        /// Headers sent with every request, their values read when connecting.
+        headers: Vec<(String, Secret)>,
+    },
+}
+
+/// A header value that may be a secret: never printed, read from where it lives each
+/// time the server is connected (so a rotated file is picked up by the next connect).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Secret {
+    /// Written in the configuration.
+    Plain(String),
+    /// `prefix` then the value of a host environment variable.
+    Env {
+        /// The variable.
+        name: String,
+        /// Written before its value (`Bearer `).
+        prefix: String,
+    },
+    /// `prefix` then the contents of a file (trailing newlines removed).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Written before its contents.
+        prefix: String,
+    },
+}
+
+impl Secret {
+    /// The value, or why it cannot be read (naming the variable or file, never a value).
+    pub(crate) fn read(&self) -> Result<String, String> {
+        match self {
+            Secret::Plain(value) => Ok(value.clone()),
+            Secret::Env { name, prefix } => match std::env::var(name) {
+                Ok(value) => Ok(format!("{prefix}{value}")),
+                Err(_) => Err(format!("the environment variable `{name}` is not set")),
+            },
+            Secret::File { path, prefix } => match std::fs::read_to_string(path) {
+                Ok(value) => Ok(format!("{prefix}{}", value.trim_end_matches(['\r', '\n']))),
+                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            },
+        }
+    }
+}
+
+/// Says where a value comes from, never the value.
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Secret::Plain(_) => f.write_str("Secret::Plain(..)"),
+            Secret::Env { name, .. } => write!(f, "Secret::Env({name})"),
+            Secret::File { path, .. } => write!(f, "Secret::File({})", path.display()),
+        }
+    }
+}
+
+impl std::fmt::Debug for UpstreamServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamServer")
+            .field("name", &self.name)
+            .field("layer", &self.layer)
+            .field("transport", &self.transport)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for UpstreamTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpstreamTransport::Command { program, args, env, .. } => {
+                let names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
+                f.debug_struct("Command").field("program", program).field("args", args).field("env", &names).finish()
+            }
+            UpstreamTransport::Http { url, headers } => {
+                let names: Vec<&str> = headers.iter().map(|(name, _)| name.as_str()).collect();
+                f.debug_struct("Http").field("url", url).field("headers", &names).finish()
+            }
+        }
+    }
+}

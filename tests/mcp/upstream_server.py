@@ -1,0 +1,104 @@
+"""An MCP server written with the official Python SDK (`MCPServer`, FastMCP before 2.x),
+for toolhost's upstream tests: toolhost connects to it as a client and serves its tools.
+
+    python upstream_server.py stdio EVENTS
+    python upstream_server.py http EVENTS PORT
+
+The server appends a line to the file EVENTS for some tool calls (`called NAME`) and
+for every cancelled `slow` (`cancelled slow`): what toolhost sent, seen from upstream.
+(Arguments, not the environment: toolhost gives a child only the variables listed.)
+"""
+
+import asyncio
+import os
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+server = MCPServer("upstream-test")
+
+
+def event(line: str) -> None:
+    with open(sys.argv[2], "a", encoding="utf-8") as events:
+        events.write(line + "\n")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True))
+def add(a: int, b: int) -> int:
+    """Adds two integers."""
+    event("called add")
+    return a + b
+
+
+@server.tool(structured_output=False)
+def echo(text: str) -> str:
+    """Says the text back, as text content only."""
+    event("called echo")
+    return text
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Always fails with the message (a ToolError: the SDK passes its text on)."""
+    raise ToolError(message)
+
+
+@server.tool()
+def wrong_output() -> int:
+    """Declares an integer and returns a string."""
+    return "not a number"  # type: ignore[return-value]
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleeps, then answers; says when it was cancelled."""
+    event("called slow")
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        event("cancelled slow")
+        raise
+    return "done"
+
+
+@server.tool()
+def environment() -> list[str]:
+    """The names of the server's environment variables."""
+    return sorted(os.environ)
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one header of the HTTP request that made this call ("" on stdio)."""
+    request = ctx.request_context.request
+    if request is None:
+        return ""
+    return request.headers.get(name, "")
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `extra` and tells the client its tools changed."""
+
+    def extra() -> str:
+        """A tool added at run time."""
+        return "extra"
+
+    server.add_tool(extra)
+    await ctx.request_context.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.tool()
+def crash() -> str:
+    """Ends the server's process at once."""
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
