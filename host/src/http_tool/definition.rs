@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, Method};
 use serde::Deserialize;
@@ -43,7 +42,6 @@ pub(crate) struct RequestSpec {
     /// JSON Pointer into the response: the tool's output.
     pub output: Option<String>,
     pub max_response: u64,
-    pub timeout: Duration,
 }
 
 /// Where a header's value comes from. Values from the environment or a file are read
@@ -281,7 +279,7 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
         limits: Limits { timeout, ..defaults },
         policy: raw.policy.over(base_policy),
     };
-    let request = RequestSpec { method, url, network: network.into(), headers, body, output, max_response, timeout };
+    let request = RequestSpec { method, url, network: network.into(), headers, body, output, max_response };
     Ok((def, request))
 }
 

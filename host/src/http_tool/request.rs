@@ -7,7 +7,6 @@ use http::header::{CONTENT_TYPE, HOST, USER_AGENT};
 use http::{HeaderValue, Request};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
-use wasmtime_wasi_http::RequestOptions;
 
 use crate::http_tool::definition::RequestSpec;
 use crate::sandbox::outbound::{DeniedRequest, Resolve, checked_address, send_pinned};
@@ -76,14 +75,11 @@ pub(crate) async fn call(
             return Err(HttpCallFailure::Failed(message));
         }
     };
-    let options = RequestOptions {
-        connect_timeout: Some(spec.timeout),
-        first_byte_timeout: Some(spec.timeout),
-        between_bytes_timeout: Some(spec.timeout),
-    };
     let bare_host = spec.url.host.trim_start_matches('[').trim_end_matches(']');
     let use_tls = spec.url.scheme == "https";
-    let (response, _connection) = send_pinned(request, Some(options), address, use_tls, bare_host)
+    // No timeout per network phase: the call's time limit bounds the whole request, and
+    // a phase limit equal to it would race it and turn a `timeout` into a `failed`.
+    let (response, _connection) = send_pinned(request, None, address, use_tls, bare_host)
         .await
         .map_err(|e| HttpCallFailure::Failed(format!("the request to {destination} failed: {e}")))?;
     let status = response.status();
