@@ -24,6 +24,7 @@ use crate::audit::CallRecord;
 use crate::contract::GuestToolError;
 use crate::error::{CallError, Violation};
 use crate::host::ToolHost;
+use crate::http_tool::{HttpCallFailure, HttpTool};
 use crate::names::NameForm;
 use crate::native::{NativeTool, ToolError};
 use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
@@ -268,6 +269,7 @@ impl ToolHost {
                 self.run_component(entry, component, *index, &input, options.progress.as_ref(), report).await?
             }
             ToolSource::Native(tool) => (run_native(entry, tool, input, report).await?, None),
+            ToolSource::Http(tool) => (self.run_http(entry, tool, &input, report).await?, None),
         };
         let output = check_output(entry, produced, report)?;
         if let (Some(transaction), ToolSource::Component { component, .. }) = (pending, &entry.source) {
@@ -379,6 +381,37 @@ impl ToolHost {
             }
         };
         Ok((produced, pending))
+    }
+}
+
+impl ToolHost {
+    /// Runs an HTTP tool's request under the tool's time limit; a refused destination is
+    /// recorded with the call like a component's.
+    async fn run_http(
+        &self,
+        entry: &ToolEntry,
+        tool: &HttpTool,
+        input: &Value,
+        report: &mut CallReport,
+    ) -> Result<Produced, CallError> {
+        let name = || entry.full_name.clone();
+        report.input_bytes = serde_json::to_vec(input).map_or(0, |bytes| bytes.len() as u64);
+        let limit = entry.def().limits.timeout;
+        let mut denied = Vec::new();
+        let outcome = tokio::time::timeout(limit, tool.call(input, self.core.resolver.as_ref(), &mut denied)).await;
+        report.denied_requests = denied;
+        match outcome {
+            Err(_elapsed) => Err(CallError::Timeout { tool: name(), limit }),
+            Ok(Ok(output)) => Ok(Produced::Value(output)),
+            Ok(Err(HttpCallFailure::Input(reason))) => Err(CallError::InputInvalid {
+                tool: name(),
+                violations: vec![Violation { pointer: String::new(), reason: bounded(reason, MAX_MESSAGE) }],
+            }),
+            Ok(Err(HttpCallFailure::Failed(message))) => {
+                Err(CallError::Failed { tool: name(), message: bounded(message, MAX_MESSAGE) })
+            }
+            Ok(Err(HttpCallFailure::Host(message))) => Err(CallError::Host { tool: name(), message }),
+        }
     }
 }
 

@@ -45,6 +45,7 @@ mod contract;
 mod error;
 mod first_load;
 mod host;
+mod http_tool;
 mod metrics;
 pub mod names;
 mod native;
@@ -67,6 +68,7 @@ pub use crate::call::{CallOptions, CallReport, ToolCall};
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, ToolManifest, parse_duration, parse_size};
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
 pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
+pub use crate::http_tool::HttpTool;
 pub use crate::native::{NativeTool, NativeToolError, ToolError};
 pub use crate::plain::{PlainFunction, SkippedExport};
 pub use crate::policy::{
@@ -78,7 +80,7 @@ pub use crate::registry::component::{Contract, LoadedComponent, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{
-    ComponentSlot, Conflict, DEFAULT_ROOT, Layer, Listing, NativeSlot, Overridden, RegistryChange, Snapshot,
+    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, NativeSlot, Overridden, RegistryChange, Snapshot,
     SourceKind, ToolDescription, ToolEntry, ToolSource,
 };
 pub use crate::sandbox::engine::{EngineSettings, Tier, Tiering};

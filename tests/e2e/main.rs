@@ -11,6 +11,7 @@ mod foreign;
 mod fuzz;
 mod grants;
 mod http_abuse;
+mod http_tools;
 mod languages;
 mod limits;
 mod load_errors;

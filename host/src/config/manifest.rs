@@ -184,7 +184,7 @@ enum ConfigValue {
 /// `[policy]` and `[tools.NAME.policy]`: absent keys keep what is above them.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawPolicy {
+pub(crate) struct RawPolicy {
     requires_approval: Option<bool>,
     risk: Option<Risk>,
     read_only: Option<bool>,
@@ -194,7 +194,7 @@ struct RawPolicy {
 }
 
 impl RawPolicy {
-    fn over(self, base: ToolPolicy) -> ToolPolicy {
+    pub(crate) fn over(self, base: ToolPolicy) -> ToolPolicy {
         ToolPolicy {
             requires_approval: self.requires_approval.unwrap_or(base.requires_approval),
             risk: self.risk.unwrap_or(base.risk),

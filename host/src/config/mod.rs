@@ -3,9 +3,9 @@
 
 mod host_config;
 mod limits;
-mod manifest;
+pub(crate) mod manifest;
 mod tokens;
-mod units;
+pub(crate) mod units;
 
 pub use host_config::{ConfigError, DEFAULT_CONFIG, HostConfig};
 pub use manifest::{Manifest, ToolManifest, load as load_manifest};

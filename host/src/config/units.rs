@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 /// Something wrong in a configuration file, at a byte span of its text when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Problem {
+pub(crate) struct Problem {
     pub span: Option<Range<usize>>,
     pub message: String,
 }
@@ -31,7 +31,7 @@ impl Problem {
 }
 
 /// A size as written in a file: a number of bytes, or text such as `"64 MiB"`.
-pub(super) enum Size {
+pub(crate) enum Size {
     Bytes(u64),
     Text(String),
 }

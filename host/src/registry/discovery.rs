@@ -1,5 +1,5 @@
-//! Finding component files in a root, and telling whether a file changed since it was
-//! loaded without reading it.
+//! Finding component files and HTTP tool definitions in a root, and telling whether a
+//! file changed since it was loaded without reading it.
 
 use std::path::{Path, PathBuf};
 
@@ -17,19 +17,36 @@ pub struct Discovered {
     pub manifest: Option<PathBuf>,
 }
 
-/// Lists the components of one root, in a deterministic order, in the namespaces
-/// `wanted` keeps (the others are not even read). Problems with names are returned
-/// beside the findings: a bad directory never hides the good ones.
-pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool) -> (Vec<Discovered>, Vec<LoadError>) {
+/// An HTTP tool definition found in a root (`<namespace>/<tool>.http.toml`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredHttp {
+    pub layer: usize,
+    pub namespace: String,
+    pub path: PathBuf,
+}
+
+/// What one root holds.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub components: Vec<Discovered>,
+    pub http: Vec<DiscoveredHttp>,
+    pub errors: Vec<LoadError>,
+}
+
+/// Lists the components and HTTP tools of one root, in a deterministic order, in the
+/// namespaces `wanted` keeps (the others are not even read). Problems with names are
+/// returned beside the findings: a bad directory never hides the good ones.
+pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool) -> Found {
     let mut found = Vec::new();
+    let mut http = Vec::new();
     let mut errors = Vec::new();
-    let Some(root) = &layer.root else { return (found, errors) };
+    let Some(root) = &layer.root else { return Found::default() };
     let namespaces = match sorted_entries(root) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (found, errors),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::default(),
         Err(e) => {
             errors.push(LoadError::new(root, LoadErrorKind::Io(e.to_string())));
-            return (found, errors);
+            return Found { errors, ..Found::default() };
         }
     };
     for namespace_dir in namespaces {
@@ -49,9 +66,12 @@ pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool
                 continue;
             }
         };
-        let wasm_files: Vec<PathBuf> =
-            files.into_iter().filter(|f| f.extension().is_some_and(|e| e == "wasm") && f.is_file()).collect();
-        if wasm_files.is_empty() {
+        let (wasm_files, http_files): (Vec<PathBuf>, Vec<PathBuf>) = files
+            .into_iter()
+            .filter(|f| f.is_file())
+            .filter(|f| f.extension().is_some_and(|e| e == "wasm") || crate::http_tool::tool_name(f).is_some())
+            .partition(|f| f.extension().is_some_and(|e| e == "wasm"));
+        if wasm_files.is_empty() && http_files.is_empty() {
             continue;
         }
         if let Err(problem) = names::validate_namespace(&namespace) {
@@ -63,8 +83,11 @@ pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool
             let manifest = manifest.is_file().then_some(manifest);
             found.push(Discovered { layer: layer_index, namespace: namespace.clone(), wasm, manifest });
         }
+        for path in http_files {
+            http.push(DiscoveredHttp { layer: layer_index, namespace: namespace.clone(), path });
+        }
     }
-    (found, errors)
+    Found { components: found, http, errors }
 }
 
 fn sorted_entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {

@@ -12,10 +12,14 @@ use futures::FutureExt;
 use crate::config::{Manifest, load_manifest};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::host::Core;
+use crate::http_tool::HttpTool;
 use crate::registry::component::LoadedComponent;
 use crate::registry::loader::Upgrade;
 use crate::registry::resident;
-use crate::registry::{self, ComponentSlot, Discovered, Fingerprint, Layer, NativeSlot, Parts, Snapshot};
+use crate::registry::{
+    self, ComponentSlot, Discovered, DiscoveredHttp, FileStamp, Fingerprint, HttpSlot, Layer, NativeSlot, Parts,
+    Snapshot,
+};
 use crate::text::Escaped;
 
 /// Progress of a (re)load, for operators watching a slow start.
@@ -62,6 +66,7 @@ pub(crate) struct Scan {
     /// Layer and namespace of each slot, filled or not.
     places: Vec<(usize, String)>,
     natives: Vec<NativeSlot>,
+    http_tools: Vec<HttpSlot>,
     discovery_errors: Vec<LoadError>,
     /// Carried over: a reload of files leaves upstream servers as they are.
     source_errors: Vec<LoadError>,
@@ -78,24 +83,29 @@ impl Scan {
         progress: Option<&ProgressFn>,
     ) -> (Scan, Loading) {
         let mut discovered = Vec::new();
+        let mut http_found = Vec::new();
         let mut discovery_errors = Vec::new();
         for (index, layer) in layers.iter().enumerate() {
-            let (found, errors) = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
-            discovered.extend(found);
-            discovery_errors.extend(errors);
+            let found = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
+            discovered.extend(found.components);
+            http_found.extend(found.http);
+            discovery_errors.extend(found.errors);
         }
+        let mut http_tools = load_http_tools(core, http_found, previous);
         let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
         let (mut slots, to_load) = reuse_unchanged(discovered, previous);
         for slot in unreadable_but_served(previous, &discovery_errors) {
             places.push((slot.layer, slot.namespace.clone()));
             slots.push(Some(slot));
         }
+        http_tools.extend(unreadable_http_but_served(previous, &discovery_errors));
         let scan = Scan {
             generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
             layers: layers.to_vec(),
             slots,
             places,
             natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
+            http_tools,
             discovery_errors,
             source_errors: previous.map(|snapshot| snapshot.source_errors.clone()).unwrap_or_default(),
             loaded_any: !to_load.is_empty(),
@@ -126,11 +136,13 @@ impl Scan {
         let overridable = |layer: usize, namespace: &str| pending.iter().any(|(l, ns)| *l < layer && *ns == namespace);
         let components = self.slots.iter().flatten().filter(|slot| !overridable(slot.layer, &slot.namespace));
         let natives = self.natives.iter().filter(|native| !overridable(native.layer, &native.tool.namespace));
+        let http_tools = self.http_tools.iter().filter(|slot| !overridable(slot.layer, &slot.namespace));
         Snapshot::build(Parts {
             generation,
             layers: self.layers.clone(),
             components: components.cloned().collect(),
             natives: natives.cloned().collect(),
+            http_tools: http_tools.cloned().collect(),
             discovery_errors: self.discovery_errors.clone(),
             source_errors: self.source_errors.clone(),
         })
@@ -147,6 +159,7 @@ impl Scan {
             layers: self.layers,
             components: self.slots.into_iter().flatten().collect(),
             natives: self.natives,
+            http_tools: self.http_tools,
             discovery_errors: self.discovery_errors,
             source_errors: self.source_errors,
         })
@@ -170,6 +183,51 @@ fn unreadable_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadEr
         .map(|error| error.path.as_path())
         .collect();
     previous.components.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
+}
+
+/// The slots of HTTP tool definitions: unchanged files keep their slot; the others are
+/// read now (a small TOML file each, no compiling), and one that no longer loads keeps
+/// its last good version serving beside its error.
+fn load_http_tools(core: &Core, found: Vec<DiscoveredHttp>, previous: Option<&Snapshot>) -> Vec<HttpSlot> {
+    let previous_slots: HashMap<(&Path, usize), &HttpSlot> = previous
+        .map(|snapshot| snapshot.http_tools.iter().map(|slot| ((slot.path.as_path(), slot.layer), slot)).collect())
+        .unwrap_or_default();
+    found
+        .into_iter()
+        .map(|DiscoveredHttp { layer, namespace, path }| {
+            let stamp = FileStamp::of(&path);
+            let before = previous_slots.get(&(path.as_path(), layer)).copied();
+            if let Some(slot) = before.filter(|slot| slot.stamp.is_some() && slot.stamp == stamp) {
+                return slot.clone();
+            }
+            let last_good = before.and_then(|slot| slot.loaded.clone());
+            let (loaded, error) = match HttpTool::load(&path, core.defaults, core.ceilings) {
+                Ok(tool) => (Some(Arc::new(tool)), None),
+                Err(error) => {
+                    match &last_good {
+                        Some(_) => {
+                            tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string()))
+                        }
+                        None => tracing::warn!("{}", Escaped(&error.to_string())),
+                    }
+                    (last_good, Some(error))
+                }
+            };
+            HttpSlot { layer, namespace, path, stamp, loaded, error }
+        })
+        .collect()
+}
+
+/// The HTTP tools of `previous` inside a directory that could not be read this time:
+/// they keep serving, as components there do ([`unreadable_but_served`]).
+fn unreadable_http_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadError]) -> Vec<HttpSlot> {
+    let Some(previous) = previous else { return Vec::new() };
+    let unreadable: Vec<&Path> = discovery_errors
+        .iter()
+        .filter(|error| matches!(error.kind, LoadErrorKind::Io(_)))
+        .map(|error| error.path.as_path())
+        .collect();
+    previous.http_tools.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
 }
 
 /// A component file that needs loading: its place among the slots, what was found, its

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{CallError, LoadError};
+use crate::http_tool::HttpTool;
 use crate::names::{self, NameForm};
 use crate::native::NativeTool;
 use crate::registry::Layer;
 use crate::registry::component::{LoadedComponent, ToolDef};
-use crate::registry::discovery::Fingerprint;
+use crate::registry::discovery::{FileStamp, Fingerprint};
 use crate::registry::merge::{Offer, merge};
 use crate::registry::source::{SourceKind, ToolSource};
 
@@ -31,6 +32,25 @@ pub struct ComponentSlot {
     pub(crate) fingerprint: Fingerprint,
     /// The version being served, if any version ever loaded.
     pub loaded: Option<Arc<LoadedComponent>>,
+    /// Why the file as it is now is not served.
+    pub error: Option<LoadError>,
+}
+
+/// An HTTP tool definition file of a root: the version being served, and why its
+/// current file is not (a failed load keeps the last good version serving).
+#[derive(Debug, Clone)]
+pub struct HttpSlot {
+    /// Index of its layer in [`Snapshot::layers`].
+    pub layer: usize,
+    /// The namespace directory it sits in.
+    pub namespace: String,
+    /// The definition file.
+    pub path: PathBuf,
+    /// What the file looked like when this slot was loaded; a reload reuses the slot
+    /// while it is unchanged.
+    pub(crate) stamp: Option<FileStamp>,
+    /// The version being served, if any version ever loaded.
+    pub loaded: Option<Arc<HttpTool>>,
     /// Why the file as it is now is not served.
     pub error: Option<LoadError>,
 }
@@ -111,6 +131,8 @@ pub struct Snapshot {
     pub components: Vec<ComponentSlot>,
     /// Every native tool registered, by layer and name.
     pub natives: Vec<NativeSlot>,
+    /// Every HTTP tool definition found, loaded or not.
+    pub http_tools: Vec<HttpSlot>,
     /// Names two tools of one layer both have.
     pub conflicts: Vec<Conflict>,
     /// Problems found while discovering (bad names, unreadable directories).
@@ -125,6 +147,7 @@ pub(crate) struct Parts {
     pub layers: Vec<Layer>,
     pub components: Vec<ComponentSlot>,
     pub natives: Vec<NativeSlot>,
+    pub http_tools: Vec<HttpSlot>,
     pub discovery_errors: Vec<LoadError>,
     pub source_errors: Vec<LoadError>,
 }
@@ -134,9 +157,9 @@ impl Snapshot {
     /// component files by name, then native tools by name); [`merge`] decides
     /// precedence.
     pub(crate) fn build(parts: Parts) -> Snapshot {
-        let Parts { generation, layers, components, mut natives, discovery_errors, source_errors } = parts;
+        let Parts { generation, layers, components, mut natives, http_tools, discovery_errors, source_errors } = parts;
         natives.sort_by_key(|native| (native.layer, native.tool.full_name()));
-        let offered = offered(&layers, &components, &natives);
+        let offered = offered(&layers, &components, &http_tools, &natives);
         let offers: Vec<Offer<'_>> = offered.iter().map(|(offer, _)| offer.clone()).collect();
         let merged = merge(&offers, |layer| layers[layer].stdlib);
         let source = |offer: usize, tool: usize| offered[offer].1(tool);
@@ -184,6 +207,7 @@ impl Snapshot {
             bare_names,
             components,
             natives,
+            http_tools,
             conflicts,
             discovery_errors,
             source_errors,
@@ -197,6 +221,7 @@ impl Snapshot {
             layers: self.layers.clone(),
             components: self.components.clone(),
             natives: self.natives.clone(),
+            http_tools: self.http_tools.clone(),
             discovery_errors: self.discovery_errors.clone(),
             source_errors: self.source_errors.clone(),
         }
@@ -230,7 +255,9 @@ impl Snapshot {
     pub fn load_error_in_namespace_of(&self, name: &str) -> Option<&LoadError> {
         let full_name = if name.contains('/') { name.to_owned() } else { names::unmap(name)? };
         let (namespace, _tool) = names::split(&full_name)?;
-        self.components.iter().filter(|slot| slot.namespace == namespace).find_map(|slot| slot.error.as_ref())
+        let components = self.components.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
+        let http_tools = self.http_tools.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
+        components.chain(http_tools).find_map(Option::as_ref)
     }
 
     /// Up to three served names close to `name`, best first.
@@ -259,22 +286,24 @@ impl Snapshot {
     }
 
     /// Every load error of this snapshot: discovery problems, failed components and
-    /// failing upstream servers.
+    /// failed HTTP tool definitions and failing upstream servers.
     pub fn load_errors(&self) -> impl Iterator<Item = &LoadError> {
         self.discovery_errors
             .iter()
             .chain(self.components.iter().filter_map(|slot| slot.error.as_ref()))
+            .chain(self.http_tools.iter().filter_map(|slot| slot.error.as_ref()))
             .chain(&self.source_errors)
     }
 }
 
 type SourceOf<'a> = Box<dyn Fn(usize) -> ToolSource + 'a>;
 
-/// Every loaded component and native tool as an offer to [`merge`], in precedence
-/// order, with how to make the [`ToolSource`] of its `n`-th tool.
+/// Every loaded component, HTTP tool and native tool as an offer to [`merge`], in
+/// precedence order, with how to make the [`ToolSource`] of its `n`-th tool.
 fn offered<'a>(
     layers: &[Layer],
     components: &'a [ComponentSlot],
+    http_tools: &'a [HttpSlot],
     natives: &'a [NativeSlot],
 ) -> Vec<(Offer<'a>, SourceOf<'a>)> {
     let mut offered: Vec<(Offer<'a>, SourceOf<'a>)> = Vec::new();
@@ -288,6 +317,11 @@ fn offered<'a>(
             };
             let source = move |index| ToolSource::Component { component: component.clone(), index };
             offered.push((offer, Box::new(source)));
+        }
+        for slot in http_tools.iter().filter(|slot| slot.layer == layer) {
+            let Some(tool) = &slot.loaded else { continue };
+            let offer = Offer { layer, namespace: &slot.namespace, tools: vec![tool.def.name.as_str()] };
+            offered.push((offer, Box::new(move |_| ToolSource::Http(tool.clone()))));
         }
         for native in natives.iter().filter(|native| native.layer == layer) {
             let offer = Offer { layer, namespace: &native.tool.namespace, tools: vec![native.tool.def.name.as_str()] };

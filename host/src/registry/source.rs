@@ -1,10 +1,11 @@
 //! What answers a served tool's calls: a component (through the toolbox contract or its
-//! plain typed exports) or a native Rust function. The call pipeline dispatches on it;
+//! plain typed exports), a native Rust function or a declarative HTTP request. The call pipeline dispatches on it;
 //! everything before and after dispatch is the same for every kind.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::http_tool::HttpTool;
 use crate::native::NativeTool;
 use crate::plain::PlainFunction;
 use crate::registry::component::{LoadedComponent, ToolDef};
@@ -21,6 +22,8 @@ pub enum ToolSource {
     },
     /// A native tool the embedder registered.
     Native(Arc<NativeTool>),
+    /// A declarative HTTP tool (`<name>.http.toml`).
+    Http(Arc<HttpTool>),
 }
 
 /// The kinds of [`ToolSource`], as listings show them.
@@ -33,6 +36,8 @@ pub enum SourceKind {
     PlainComponent,
     /// A native Rust tool.
     Native,
+    /// A declarative HTTP tool.
+    Http,
 }
 
 impl ToolSource {
@@ -41,6 +46,7 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, index } => &component.tools[*index],
             ToolSource::Native(tool) => &tool.def,
+            ToolSource::Http(tool) => &tool.def,
         }
     }
 
@@ -50,6 +56,7 @@ impl ToolSource {
             ToolSource::Component { component, .. } if component.is_plain() => SourceKind::PlainComponent,
             ToolSource::Component { .. } => SourceKind::Component,
             ToolSource::Native(_) => SourceKind::Native,
+            ToolSource::Http(_) => SourceKind::Http,
         }
     }
 
@@ -57,7 +64,7 @@ impl ToolSource {
     pub fn component(&self) -> Option<&Arc<LoadedComponent>> {
         match self {
             ToolSource::Component { component, .. } => Some(component),
-            ToolSource::Native(_) => None,
+            ToolSource::Native(_) | ToolSource::Http(_) => None,
         }
     }
 
@@ -65,22 +72,24 @@ impl ToolSource {
     pub fn plain_function(&self) -> Option<&PlainFunction> {
         match self {
             ToolSource::Component { component, index } => component.plain_function(*index),
-            ToolSource::Native(_) => None,
+            ToolSource::Native(_) | ToolSource::Http(_) => None,
         }
     }
 
-    /// The component file, for tools that have one.
+    /// The component or definition file, for tools that have one.
     pub fn file(&self) -> Option<&Path> {
         match self {
             ToolSource::Component { component, .. } => Some(&component.path),
+            ToolSource::Http(tool) => Some(&tool.path),
             ToolSource::Native(_) => None,
         }
     }
 
-    /// The content hash of the component, for tools that have one.
+    /// The content hash of the component or definition file, for tools that have one.
     pub fn hash(&self) -> Option<&str> {
         match self {
             ToolSource::Component { component, .. } => Some(&component.hash),
+            ToolSource::Http(tool) => Some(&tool.hash),
             ToolSource::Native(_) => None,
         }
     }
@@ -100,6 +109,7 @@ impl ToolSource {
                 Arc::ptr_eq(a, b) && i == j
             }
             (ToolSource::Native(a), ToolSource::Native(b)) => Arc::ptr_eq(a, b),
+            (ToolSource::Http(a), ToolSource::Http(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }

@@ -27,7 +27,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 
 use addresses::special_purpose;
 pub use rules::HostPattern;
-use sender::send_pinned;
+pub(crate) use sender::send_pinned;
 
 /// Resolves the host names guests send requests to (once the allow-list let a name
 /// through). The host's default is the system resolver; another one (split-horizon
@@ -85,6 +85,64 @@ fn deny(record: &Mutex<Vec<DeniedRequest>>, destination: String, reason: String,
     error
 }
 
+/// Why a destination was refused before any connection: for the record, and in
+/// `wasi:http` terms.
+pub(crate) struct Refusal {
+    pub reason: String,
+    pub error: HttpError,
+}
+
+/// The one address a request to `host:port` may connect to: the destination must match
+/// a granted pattern, and the name (unless it is an address literal) is resolved once
+/// by `resolver`; an address in a special-purpose range is refused unless a grant that
+/// matched names that address itself. Every sender of outgoing HTTP (guests' `wasi:http`,
+/// declarative HTTP tools) decides here, so there is one allow-list.
+pub(crate) async fn checked_address(
+    patterns: &[HostPattern],
+    resolver: &dyn Resolve,
+    host: &str,
+    port: u16,
+) -> Result<SocketAddr, Refusal> {
+    let granted: Vec<&HostPattern> = patterns.iter().filter(|p| p.matches(host, port)).collect();
+    if granted.is_empty() {
+        let reason = if patterns.is_empty() {
+            "no network access is granted to this component".to_owned()
+        } else {
+            format!(
+                "not in the allow-list ({})",
+                patterns.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            )
+        };
+        return Err(Refusal { reason, error: HttpError::HttpRequestDenied });
+    }
+
+    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    let addresses: Vec<SocketAddr> = match bare_host.parse::<IpAddr>() {
+        Ok(address) => vec![SocketAddr::new(address, port)],
+        Err(_) => match resolver.resolve(bare_host, port).await {
+            Ok(addresses) => addresses,
+            Err(e) => {
+                let reason = format!("name resolution failed: {e}");
+                return Err(Refusal { reason, error: HttpError::DestinationNotFound });
+            }
+        },
+    };
+    // Only a grant that matched the destination may name its address: a granted
+    // name never leads to an internal address granted for another destination.
+    let refusal = |address: &SocketAddr| {
+        let named = granted.iter().any(|p| p.names_address(*address));
+        special_purpose(address.ip()).filter(|_| !named)
+    };
+    let Some(checked) = addresses.iter().copied().find(|address| refusal(address).is_none()) else {
+        let listed: Vec<String> =
+            addresses.iter().map(|a| format!("{} ({})", a.ip(), refusal(a).unwrap_or_default())).collect();
+        let listed = if listed.is_empty() { "no address".to_owned() } else { listed.join(", ") };
+        let reason = format!("resolves only to non-public addresses: {listed}; grant the address itself to allow it");
+        return Err(Refusal { reason, error: HttpError::DestinationIpProhibited });
+    };
+    Ok(checked)
+}
+
 type SendFuture = Box<
     dyn Future<
             Output = Result<
@@ -110,45 +168,11 @@ impl WasiHttpHooks for OutboundHttp {
             let host = uri.host().unwrap_or_default().to_owned();
             let port = uri.port_u16().unwrap_or(if use_tls { 443 } else { 80 });
             let destination = format!("{host}:{port}");
-            let granted: Vec<&HostPattern> = patterns.iter().filter(|p| p.matches(&host, port)).collect();
-            if granted.is_empty() {
-                let reason = if patterns.is_empty() {
-                    "no network access is granted to this component".to_owned()
-                } else {
-                    format!(
-                        "not in the allow-list ({})",
-                        patterns.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-                    )
-                };
-                return Err(deny(&denied, destination, reason, HttpError::HttpRequestDenied));
-            }
-
             let bare_host = host.trim_start_matches('[').trim_end_matches(']');
-            let addresses: Vec<SocketAddr> = match bare_host.parse::<IpAddr>() {
-                Ok(address) => vec![SocketAddr::new(address, port)],
-                Err(_) => match resolver.resolve(bare_host, port).await {
-                    Ok(addresses) => addresses,
-                    Err(e) => {
-                        let reason = format!("name resolution failed: {e}");
-                        return Err(deny(&denied, destination, reason, HttpError::DestinationNotFound));
-                    }
-                },
+            let checked = match checked_address(&patterns, resolver.as_ref(), &host, port).await {
+                Ok(checked) => checked,
+                Err(refusal) => return Err(deny(&denied, destination, refusal.reason, refusal.error)),
             };
-            // Only a grant that matched the destination may name its address: a granted
-            // name never leads to an internal address granted for another destination.
-            let refusal = |address: &SocketAddr| {
-                let named = granted.iter().any(|p| p.names_address(*address));
-                special_purpose(address.ip()).filter(|_| !named)
-            };
-            let Some(checked) = addresses.iter().copied().find(|address| refusal(address).is_none()) else {
-                let listed: Vec<String> =
-                    addresses.iter().map(|a| format!("{} ({})", a.ip(), refusal(a).unwrap_or_default())).collect();
-                let listed = if listed.is_empty() { "no address".to_owned() } else { listed.join(", ") };
-                let reason =
-                    format!("resolves only to non-public addresses: {listed}; grant the address itself to allow it");
-                return Err(deny(&denied, destination, reason, HttpError::DestinationIpProhibited));
-            };
-
             send_pinned(request, options, checked, use_tls, bare_host).await
         })
     }

@@ -59,7 +59,7 @@ impl HostPattern {
         Ok(HostPattern { host, port })
     }
 
-    pub(super) fn matches(&self, host: &str, port: u16) -> bool {
+    pub(crate) fn matches(&self, host: &str, port: u16) -> bool {
         let port_ok = match self.port {
             Some(granted) => granted == port,
             None => port == 80 || port == 443,

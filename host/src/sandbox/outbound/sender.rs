@@ -13,7 +13,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 /// Sends `request` over a new connection to `address` (already checked), with TLS
 /// verified for `host` when `use_tls`. The shape of wasmtime-wasi-http's
 /// `default_send_request`, whose only difference is that it resolves the name again.
-pub(super) async fn send_pinned(
+pub(crate) async fn send_pinned(
     mut request: http::Request<WasiBody>,
     options: Option<RequestOptions>,
     address: SocketAddr,
