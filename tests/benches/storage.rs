@@ -76,8 +76,7 @@ fn round_trips(c: &mut Criterion) {
 }
 
 /// The stdlib's components, as the test build made them (release, `wasm32-wasip2`).
-const STDLIB: [&str; 6] =
-    ["stdlib-file", "stdlib-http", "stdlib-web", "stdlib-task", "stdlib-code-javascript", "stdlib-code-python"];
+const STDLIB: [&str; 6] = ["stdlib-file", "stdlib-http", "stdlib-web", "stdlib-task", "code-javascript", "code-python"];
 
 fn stdlib_loads(c: &mut Criterion) {
     let rt = runtime();

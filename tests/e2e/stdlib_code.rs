@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolhost::{CacheSetting, CallError, MemoryResource, Risk, ToolHost};
+use toolhost::{CacheSetting, CallError, EngineSettings, MemoryResource, Risk, Tiering, ToolHost};
 use toolhost_tests::ToolsDir;
 
 const JS: &str = "code/javascript";
@@ -19,7 +19,11 @@ fn shipped_manifest(crate_name: &str) -> String {
 }
 
 /// One compile cache for every test here: both interpreters are megabytes of code, so
-/// each is compiled once per test run instead of once per test.
+/// each is compiled once per test run instead of once per test. Compiled by Cranelift
+/// in the foreground (`OptimizedOnly`), never in the background: a background compile
+/// of megabytes outlives its test, and holds its host's engine (and the engine's
+/// terabytes of reserved address space) until it ends; a few tests' worth of them
+/// exhausted the test process's address space.
 fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib-code-cache")
 }
@@ -33,6 +37,7 @@ async fn code_host(javascript: Option<&str>, python: Option<&str>) -> (ToolsDir,
     tools.manifest("code", "javascript", javascript.unwrap_or(&shipped_manifest("code-javascript")));
     tools.manifest("code", "python", python.unwrap_or(&shipped_manifest("code-python")));
     let host = ToolHost::builder()
+        .engine_settings(EngineSettings { tiering: Tiering::OptimizedOnly, ..EngineSettings::default() })
         .root(tools.path())
         .compile_cache(CacheSetting::Dir(cache_dir()))
         .build()
