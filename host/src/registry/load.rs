@@ -177,12 +177,17 @@ impl Scan {
 /// directory's error is reported.
 fn unreadable_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadError]) -> Vec<ComponentSlot> {
     let Some(previous) = previous else { return Vec::new() };
-    let unreadable: Vec<&Path> = discovery_errors
+    let unreadable = unreadable_dirs(discovery_errors);
+    previous.components.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
+}
+
+/// The directories discovery could not read this time.
+fn unreadable_dirs(discovery_errors: &[LoadError]) -> Vec<&Path> {
+    discovery_errors
         .iter()
         .filter(|error| matches!(error.kind, LoadErrorKind::Io(_)))
         .map(|error| error.path.as_path())
-        .collect();
-    previous.components.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
+        .collect()
 }
 
 /// The slots of HTTP tool definitions: unchanged files keep their slot; the others are
@@ -222,11 +227,7 @@ fn load_http_tools(core: &Core, found: Vec<DiscoveredHttp>, previous: Option<&Sn
 /// they keep serving, as components there do ([`unreadable_but_served`]).
 fn unreadable_http_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadError]) -> Vec<HttpSlot> {
     let Some(previous) = previous else { return Vec::new() };
-    let unreadable: Vec<&Path> = discovery_errors
-        .iter()
-        .filter(|error| matches!(error.kind, LoadErrorKind::Io(_)))
-        .map(|error| error.path.as_path())
-        .collect();
+    let unreadable = unreadable_dirs(discovery_errors);
     previous.http_tools.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
 }
 
