@@ -109,6 +109,7 @@ on_both_databases!(
     a_component_written_for_other_hosts_runs_unchanged,
     state_survives_a_new_host,
     keys_are_listed_in_pages_with_the_calls_own_writes,
+    batches_read_and_write_many_keys_with_the_calls_own_writes,
     the_operator_reads_changes_exports_and_imports,
 );
 
@@ -342,10 +343,17 @@ async fn state_survives_a_new_host(store: Store) {
 }
 
 async fn keys_are_listed_in_pages_with_the_calls_own_writes(store: Store) {
-    let tools = tools(APP);
+    // Not a test of time limits: room for a slow machine to write 1500 keys one by one.
+    let tools = tools("[limits]\ntimeout = \"60s\"\n[grants.storage]\nbuckets = [\"default\"]\n");
     let host = host(&tools, &store).await;
-    run_ok(&host, "app/run", json!([{ "op": "fill", "bucket": "default", "prefix": "a", "count": 1500, "size": 1 }]))
+    run_ok(&host, "app/run", json!([{ "op": "fill", "bucket": "default", "prefix": "a", "count": 1000, "size": 1 }]))
         .await;
+    run_ok(
+        &host,
+        "app/run",
+        json!([{ "op": "fill", "bucket": "default", "prefix": "a", "count": 1500, "size": 1, "batch": true }]),
+    )
+    .await;
     let results = run_ok(
         &host,
         "app/run",
@@ -362,6 +370,42 @@ async fn keys_are_listed_in_pages_with_the_calls_own_writes(store: Store) {
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted, "in key order across pages");
+}
+
+async fn batches_read_and_write_many_keys_with_the_calls_own_writes(store: Store) {
+    let tools = tools("[grants.storage]\nbuckets = [\"default\"]\nmax_keys = 3\n");
+    let host = host(&tools, &store).await;
+    run_ok(&host, "app/run", json!([{ "op": "set", "bucket": "default", "key": "committed", "value": 0 }])).await;
+    let results = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "set_many", "bucket": "default", "values": [["a", 1], ["b", 2], ["a", 3]] },
+            { "op": "get_many", "bucket": "default", "keys": ["a", "b", "committed", "missing"] },
+            { "op": "delete_many", "bucket": "default", "keys": ["b", "committed", "missing"] },
+            { "op": "get_many", "bucket": "default", "keys": ["b", "committed"] },
+            // Three keys at most: `a` and two of these fit, the third is refused with
+            // the interface's error and the call goes on.
+            { "op": "set_many", "bucket": "default", "values": [["c", 4], ["d", 5], ["e", 6]] },
+        ]),
+    )
+    .await;
+    assert_eq!(results[0], json!({ "ok": null }));
+    assert_eq!(results[1]["ok"], json!([["a", 3], ["b", 2], ["committed", 0], ["missing", null]]));
+    assert_eq!(results[2], json!({ "ok": null }));
+    assert_eq!(results[3]["ok"], json!([["b", null], ["committed", null]]));
+    assert_eq!(results[4]["error"], json!("storage: storage quota: this write would make 4 keys, over the limit of 3"));
+    let next = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "get_many", "bucket": "default", "keys": ["a", "b", "c", "d", "e", "committed"] },
+            { "op": "keys", "bucket": "default" },
+        ]),
+    )
+    .await;
+    assert_eq!(next[0]["ok"], json!([["a", 3], ["b", null], ["c", 4], ["d", 5], ["e", null], ["committed", null]]));
+    assert_eq!(next[1]["ok"], json!(["a", "c", "d"]));
 }
 
 async fn the_operator_reads_changes_exports_and_imports(store: Store) {

@@ -185,40 +185,17 @@ impl batch::Host for SandboxState {
         keys: Vec<String>,
     ) -> Answer<Vec<(String, Option<Vec<u8>>)>> {
         let id = self.bucket_id(&bucket)?;
-        let read = async {
-            let transaction = self.storage.transaction()?;
-            let mut pairs = Vec::with_capacity(keys.len());
-            for key in keys {
-                let value = transaction.get(&id, &key).await?;
-                pairs.push((key, value));
-            }
-            Ok(pairs)
-        };
-        Ok(read.await.map_err(to_wit))
+        Ok(async { self.storage.transaction()?.get_many(&id, keys).await }.await.map_err(to_wit))
     }
 
     async fn set_many(&mut self, bucket: Resource<KvBucket>, key_values: Vec<(String, Vec<u8>)>) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
         let quota = self.storage.grant.quota;
-        let write = async {
-            let transaction = self.storage.transaction()?;
-            for (key, value) in key_values {
-                transaction.set(&id, &key, value, &quota).await?;
-            }
-            Ok(())
-        };
-        Ok(write.await.map_err(to_wit))
+        Ok(async { self.storage.transaction()?.set_many(&id, key_values, &quota).await }.await.map_err(to_wit))
     }
 
     async fn delete_many(&mut self, bucket: Resource<KvBucket>, keys: Vec<String>) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
-        let write = async {
-            let transaction = self.storage.transaction()?;
-            for key in keys {
-                transaction.delete(&id, &key).await?;
-            }
-            Ok(())
-        };
-        Ok(write.await.map_err(to_wit))
+        Ok(async { self.storage.transaction()?.delete_many(&id, keys).await }.await.map_err(to_wit))
     }
 }

@@ -121,6 +121,22 @@ impl Backend {
         }
     }
 
+    /// The committed values of `keys`, in their order.
+    pub async fn get_many(&self, bucket: &str, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        match self {
+            Backend::Sqlite(store) => keys.iter().map(|key| store.get(bucket, key)).collect(),
+            Backend::Redis(store) => store.get_many(bucket, keys).await,
+        }
+    }
+
+    /// The committed size of each key's value, in their order; `None` where there is none.
+    pub async fn value_sizes(&self, bucket: &str, keys: &[&str]) -> Result<Vec<Option<u64>>, StorageError> {
+        match self {
+            Backend::Sqlite(store) => store.value_sizes(bucket, keys),
+            Backend::Redis(store) => store.value_sizes(bucket, keys).await,
+        }
+    }
+
     /// Up to `limit` keys after `after`, in key order.
     pub async fn keys_after(
         &self,

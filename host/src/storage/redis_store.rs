@@ -79,6 +79,20 @@ end
 return {'ok'}
 "#;
 
+/// The size of each field's value, -1 for a field not there: one round trip for a whole
+/// batch (`HSTRLEN` alone cannot tell a missing field from an empty value).
+const VALUE_SIZES: &str = r#"
+local sizes = {}
+for f = 1, #ARGV do
+  if redis.call('HEXISTS', KEYS[1], ARGV[f]) == 1 then
+    sizes[f] = redis.call('HSTRLEN', KEYS[1], ARGV[f])
+  else
+    sizes[f] = -1
+  end
+end
+return sizes
+"#;
+
 const RELEASE: &str = r#"
 for l = 1, #KEYS do
   if redis.call('GET', KEYS[l]) == ARGV[1] then redis.call('DEL', KEYS[l]) end
@@ -91,6 +105,7 @@ pub(crate) struct RedisStore {
     connection: ConnectionManager,
     commit: Script,
     release: Script,
+    value_sizes: Script,
 }
 
 impl RedisStore {
@@ -102,7 +117,13 @@ impl RedisStore {
             .set_response_timeout(Some(std::time::Duration::from_secs(10)))
             .set_number_of_retries(2);
         let connection = client.get_connection_manager_with_config(config).await.map_err(failed)?;
-        Ok(RedisStore { url: redacted(url), connection, commit: Script::new(COMMIT), release: Script::new(RELEASE) })
+        Ok(RedisStore {
+            url: redacted(url),
+            connection,
+            commit: Script::new(COMMIT),
+            release: Script::new(RELEASE),
+            value_sizes: Script::new(VALUE_SIZES),
+        })
     }
 
     fn failed(&self, e: redis::RedisError) -> StorageError {
@@ -112,6 +133,28 @@ impl RedisStore {
     pub async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         let mut c = self.connection.clone();
         c.hget(values(bucket), key).await.map_err(|e| self.failed(e))
+    }
+
+    pub async fn value_sizes(&self, bucket: &str, keys: &[&str]) -> Result<Vec<Option<u64>>, StorageError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = self.connection.clone();
+        let mut invocation = self.value_sizes.prepare_invoke();
+        invocation.key(values(bucket));
+        for key in keys {
+            invocation.arg(*key);
+        }
+        let sizes: Vec<i64> = invocation.invoke_async(&mut c).await.map_err(|e| self.failed(e))?;
+        Ok(sizes.into_iter().map(|size| u64::try_from(size).ok()).collect())
+    }
+
+    pub async fn get_many(&self, bucket: &str, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = self.connection.clone();
+        redis::cmd("HMGET").arg(values(bucket)).arg(keys).query_async(&mut c).await.map_err(|e| self.failed(e))
     }
 
     pub async fn keys_after(

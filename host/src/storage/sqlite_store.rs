@@ -86,6 +86,17 @@ impl SqliteStore {
         })
     }
 
+    /// The stored size of each key's value, in the order asked; `None` where it has none.
+    pub fn value_sizes(&self, bucket: &str, keys: &[&str]) -> Result<Vec<Option<u64>>, StorageError> {
+        self.with(|c| {
+            let mut statement = c.prepare_cached("SELECT length(value) FROM entries WHERE bucket = ?1 AND key = ?2")?;
+            keys.iter()
+                .map(|key| statement.query_row(params![bucket, key], |row| row.get::<_, i64>(0)).optional())
+                .map(|size| size.map(|size| size.map(|size| size.max(0) as u64)))
+                .collect()
+        })
+    }
+
     pub fn keys_after(&self, bucket: &str, after: Option<&str>, limit: usize) -> Result<Vec<String>, StorageError> {
         self.with(|c| {
             let mut statement =

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::backend::{Backend, Commit, CommitError, StagedWrite, Write};
+use super::backend::{Backend, Commit, CommitError, StagedWrite, Usage, Write};
 use super::{BucketId, Quota, StorageError};
 
 /// Keys per `list-keys` page.
@@ -48,6 +48,10 @@ pub(crate) struct Transaction {
     staged: BTreeMap<(BucketId, String), Staged>,
     /// `(bucket id, key)` leased by this call.
     leased: BTreeSet<(String, String)>,
+    /// Each owner's committed usage, read at the call's first write that grows it.
+    usage: BTreeMap<String, Usage>,
+    /// Bytes and keys the staged writes add to each owner's usage.
+    growth: BTreeMap<String, (i64, i64)>,
     deadline: Instant,
     finished: bool,
 }
@@ -60,49 +64,92 @@ impl Transaction {
             holder: holder_id(),
             staged: BTreeMap::new(),
             leased: BTreeSet::new(),
+            usage: BTreeMap::new(),
+            growth: BTreeMap::new(),
             deadline: Instant::now() + time_limit,
             finished: false,
         }
     }
 
     pub async fn get(&self, bucket: &BucketId, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        check_key(key)?;
-        match self.staged.get(&(bucket.clone(), key.to_owned())) {
-            Some(Staged { write: Write::Set(value), .. }) => Ok(Some(value.clone())),
-            Some(Staged { write: Write::Delete, .. }) => Ok(None),
-            None => Ok(self.backend.get(&bucket.id, key).await?),
+        Ok(self.get_many(bucket, vec![key.to_owned()]).await?.pop().and_then(|(_, value)| value))
+    }
+
+    /// The values of `keys`, the call's own writes included; the committed ones in one
+    /// round trip to the database.
+    pub async fn get_many(
+        &self,
+        bucket: &BucketId,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, Option<Vec<u8>>)>, KvError> {
+        keys.iter().try_for_each(|key| check_key(key))?;
+        let unstaged: Vec<&str> = keys.iter().filter(|key| !self.is_staged(bucket, key)).map(String::as_str).collect();
+        let mut committed = self.backend.get_many(&bucket.id, &unstaged).await?.into_iter();
+        let mut values = Vec::with_capacity(keys.len());
+        for key in keys {
+            let value = match self.staged.get(&(bucket.clone(), key.clone())) {
+                Some(Staged { write: Write::Set(value), .. }) => Some(value.clone()),
+                Some(Staged { write: Write::Delete, .. }) => None,
+                None => committed.next().flatten(),
+            };
+            values.push((key, value));
         }
+        Ok(values)
     }
 
     /// Stages a value, refused when it would take the bucket's owner past `quota`.
     pub async fn set(&mut self, bucket: &BucketId, key: &str, value: Vec<u8>, quota: &Quota) -> Result<(), KvError> {
-        check_key(key)?;
-        if value.len() as u64 > quota.max_value {
-            return Err(KvError(format!(
-                "a value of {} bytes is over this component's limit of {} bytes per value",
-                value.len(),
-                quota.max_value
-            )));
-        }
-        let replaced = self.replaced(bucket, key).await?;
-        let grows = (key.len() + value.len()) as i64 - replaced.map_or(0, |size| key.len() as i64 + size as i64);
-        if grows > 0 {
-            let mut usage = self.backend.usage(&bucket.owner).await?;
-            let (bytes, keys) = self.staged_growth(&bucket.owner);
-            usage.bytes = (usage.bytes as i64 + bytes + grows).max(0) as u64;
-            usage.keys = (usage.keys as i64 + keys + i64::from(replaced.is_none())).max(0) as u64;
-            if let Some(problem) = usage.over(quota) {
-                return Err(KvError(format!("storage quota: this write would make {problem}")));
+        self.set_many(bucket, vec![(key.to_owned(), value)], quota).await
+    }
+
+    /// Stages values in order; the first one that would take the bucket's owner past
+    /// `quota` is refused, and the ones after it are not staged.
+    pub async fn set_many(
+        &mut self,
+        bucket: &BucketId,
+        key_values: Vec<(String, Vec<u8>)>,
+        quota: &Quota,
+    ) -> Result<(), KvError> {
+        for (key, value) in &key_values {
+            check_key(key)?;
+            if value.len() as u64 > quota.max_value {
+                return Err(KvError(format!(
+                    "a value of {} bytes is over this component's limit of {} bytes per value",
+                    value.len(),
+                    quota.max_value
+                )));
             }
         }
-        self.stage_with(bucket, key.to_owned(), Write::Set(value), replaced);
+        let keys: Vec<&str> = key_values.iter().map(|(key, _)| key.as_str()).collect();
+        let replaced = self.replaced(bucket, &keys).await?;
+        for ((key, value), replaced) in key_values.into_iter().zip(replaced) {
+            let grows = (key.len() + value.len()) as i64 - replaced.map_or(0, |size| key.len() as i64 + size as i64);
+            if grows > 0 {
+                let mut usage = self.committed_usage(&bucket.owner).await?;
+                let (bytes, keys) = self.growth.get(&bucket.owner).copied().unwrap_or_default();
+                // This write replaces the call's own earlier write of the key, if any.
+                let (before, keys_before) = self.staged_contribution(bucket, &key);
+                usage.bytes = (usage.bytes as i64 + bytes - before + grows).max(0) as u64;
+                usage.keys = (usage.keys as i64 + keys - keys_before + i64::from(replaced.is_none())).max(0) as u64;
+                if let Some(problem) = usage.over(quota) {
+                    return Err(KvError(format!("storage quota: this write would make {problem}")));
+                }
+            }
+            self.stage_with(bucket, key, Write::Set(value), replaced);
+        }
         Ok(())
     }
 
     pub async fn delete(&mut self, bucket: &BucketId, key: &str) -> Result<(), KvError> {
-        check_key(key)?;
-        let replaced = self.replaced(bucket, key).await?;
-        self.stage_with(bucket, key.to_owned(), Write::Delete, replaced);
+        self.delete_many(bucket, vec![key.to_owned()]).await
+    }
+
+    pub async fn delete_many(&mut self, bucket: &BucketId, keys: Vec<String>) -> Result<(), KvError> {
+        keys.iter().try_for_each(|key| check_key(key))?;
+        let replaced = self.replaced(bucket, &keys.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+        for (key, replaced) in keys.into_iter().zip(replaced) {
+            self.stage_with(bucket, key, Write::Delete, replaced);
+        }
         Ok(())
     }
 
@@ -112,37 +159,55 @@ impl Transaction {
     }
 
     fn stage_with(&mut self, bucket: &BucketId, key: String, write: Write, replaced: Option<u64>) {
+        let (before_bytes, before_keys) = self.staged_contribution(bucket, &key);
+        let (after_bytes, after_keys) = {
+            let replaced = self.staged.get(&(bucket.clone(), key.clone())).map_or(replaced, |staged| staged.replaced);
+            contribution(&key, &write, replaced)
+        };
+        let growth = self.growth.entry(bucket.owner.clone()).or_default();
+        growth.0 += after_bytes - before_bytes;
+        growth.1 += after_keys - before_keys;
         self.staged
             .entry((bucket.clone(), key))
             .and_modify(|staged| staged.write = write.clone())
             .or_insert(Staged { write, replaced });
     }
 
-    /// The committed size of the value a first write of `key` replaces.
-    async fn replaced(&self, bucket: &BucketId, key: &str) -> Result<Option<u64>, KvError> {
-        match self.staged.get(&(bucket.clone(), key.to_owned())) {
-            Some(staged) => Ok(staged.replaced),
-            None => Ok(self.backend.get(&bucket.id, key).await?.map(|value| value.len() as u64)),
-        }
+    fn is_staged(&self, bucket: &BucketId, key: &str) -> bool {
+        self.staged.contains_key(&(bucket.clone(), key.to_owned()))
     }
 
-    /// Bytes and keys the staged writes add to `owner`'s usage.
-    fn staged_growth(&self, owner: &str) -> (i64, i64) {
-        let mut growth = (0, 0);
-        for ((bucket, key), staged) in &self.staged {
-            if bucket.owner != owner {
-                continue;
-            }
-            let before = staged.replaced.map_or(0, |size| key.len() as i64 + size as i64);
-            let (after, keys) = match (&staged.write, staged.replaced) {
-                (Write::Set(value), replaced) => ((key.len() + value.len()) as i64, i64::from(replaced.is_none())),
-                (Write::Delete, Some(_)) => (0, -1),
-                (Write::Delete, None) => (0, 0),
-            };
-            growth.0 += after - before;
-            growth.1 += keys;
+    /// What the staged write of `key`, if any, adds to its owner's bytes and keys.
+    fn staged_contribution(&self, bucket: &BucketId, key: &str) -> (i64, i64) {
+        self.staged
+            .get(&(bucket.clone(), key.to_owned()))
+            .map_or((0, 0), |staged| contribution(key, &staged.write, staged.replaced))
+    }
+
+    /// The committed size of the value a first write of each key replaces; the ones the
+    /// call has not written yet in one round trip to the database.
+    async fn replaced(&self, bucket: &BucketId, keys: &[&str]) -> Result<Vec<Option<u64>>, KvError> {
+        let unstaged: Vec<&str> = keys.iter().copied().filter(|key| !self.is_staged(bucket, key)).collect();
+        let mut committed = self.backend.value_sizes(&bucket.id, &unstaged).await?.into_iter();
+        Ok(keys
+            .iter()
+            .map(|key| match self.staged.get(&(bucket.clone(), (*key).to_owned())) {
+                Some(staged) => staged.replaced,
+                None => committed.next().flatten(),
+            })
+            .collect())
+    }
+
+    /// The owner's usage as committed when this call first needed it. The commit checks
+    /// the quota again against the usage of that moment, atomically; this early answer
+    /// lets the guest see the error at the write that causes it.
+    async fn committed_usage(&mut self, owner: &str) -> Result<Usage, KvError> {
+        if let Some(usage) = self.usage.get(owner) {
+            return Ok(*usage);
         }
-        growth
+        let usage = self.backend.usage(owner).await?;
+        self.usage.insert(owner.to_owned(), usage);
+        Ok(usage)
     }
 
     /// One page of keys in key order, the call's own staged writes included.
@@ -299,6 +364,17 @@ impl Drop for Transaction {
                 tracing::warn!("ending the leases of a call that did not commit: {e}");
             }
         });
+    }
+}
+
+/// What a staged write adds to its owner's bytes and keys, against the committed value
+/// of `replaced` bytes it replaces (`None`: no committed value).
+fn contribution(key: &str, write: &Write, replaced: Option<u64>) -> (i64, i64) {
+    let before = replaced.map_or(0, |size| key.len() as i64 + size as i64);
+    match (write, replaced) {
+        (Write::Set(value), replaced) => ((key.len() + value.len()) as i64 - before, i64::from(replaced.is_none())),
+        (Write::Delete, Some(_)) => (-before, -1),
+        (Write::Delete, None) => (0, 0),
     }
 }
 

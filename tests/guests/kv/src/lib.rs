@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use toolhost_guest::bindings::wasi::keyvalue::{batch, store};
 use toolhost_guest::storage::Storage;
 use toolhost_guest::{ToolError, toolbox};
 
@@ -44,12 +45,30 @@ enum Op {
         key: String,
         text: String,
     },
-    /// `count` values of `size` bytes at `prefix0`, `prefix1`, …
+    /// `count` values of `size` bytes at `prefix0`, `prefix1`, …; in one `set-many` when
+    /// `batch`.
     Fill {
         bucket: String,
         prefix: String,
         count: u32,
         size: u32,
+        #[serde(default)]
+        batch: bool,
+    },
+    /// `wasi:keyvalue/batch.get-many`: `[key, value or null]` pairs.
+    GetMany {
+        bucket: String,
+        keys: Vec<String>,
+    },
+    /// `wasi:keyvalue/batch.set-many`, in the order given.
+    SetMany {
+        bucket: String,
+        values: Vec<(String, Value)>,
+    },
+    /// `wasi:keyvalue/batch.delete-many`.
+    DeleteMany {
+        bucket: String,
+        keys: Vec<String>,
     },
     Sleep {
         ms: u64,
@@ -80,6 +99,13 @@ struct Results {
     results: Vec<Value>,
 }
 
+fn wit_error(error: &store::Error) -> String {
+    match error {
+        store::Error::Other(message) => format!("storage: {message}"),
+        other => format!("{other:?}"),
+    }
+}
+
 fn step(op: Op) -> Result<Value, String> {
     let open = |bucket: &str| Storage::open(bucket).map_err(|e| e.to_string());
     Ok(match op {
@@ -107,12 +133,42 @@ fn step(op: Op) -> Result<Value, String> {
                 .map_err(|e| e.to_string())?;
             json!(appended)
         }
-        Op::Fill { bucket, prefix, count, size } => {
+        Op::Fill { bucket, prefix, count, size, batch: false } => {
             let storage = open(&bucket)?;
             let value = vec![b'x'; size as usize];
             for i in 0..count {
                 storage.set_bytes(&format!("{prefix}{i}"), &value).map_err(|e| e.to_string())?;
             }
+            Value::Null
+        }
+        Op::Fill { bucket, prefix, count, size, batch: true } => {
+            let storage = open(&bucket)?;
+            let values = (0..count).map(|i| (format!("{prefix}{i}"), vec![b'x'; size as usize])).collect::<Vec<_>>();
+            batch::set_many(storage.raw(), &values).map_err(|e| wit_error(&e))?;
+            Value::Null
+        }
+        Op::GetMany { bucket, keys } => {
+            let storage = open(&bucket)?;
+            let pairs = batch::get_many(storage.raw(), &keys).map_err(|e| wit_error(&e))?;
+            let pairs: Vec<Value> = pairs
+                .into_iter()
+                .map(|(key, value)| {
+                    let value =
+                        value.map_or(Value::Null, |bytes| serde_json::from_slice(&bytes).unwrap_or(Value::Null));
+                    json!([key, value])
+                })
+                .collect();
+            json!(pairs)
+        }
+        Op::SetMany { bucket, values } => {
+            let storage = open(&bucket)?;
+            let values: Vec<(String, Vec<u8>)> =
+                values.into_iter().map(|(key, value)| (key, value.to_string().into_bytes())).collect();
+            batch::set_many(storage.raw(), &values).map_err(|e| wit_error(&e))?;
+            Value::Null
+        }
+        Op::DeleteMany { bucket, keys } => {
+            batch::delete_many(open(&bucket)?.raw(), &keys).map_err(|e| wit_error(&e))?;
             Value::Null
         }
         Op::Sleep { ms } => {
