@@ -29,7 +29,7 @@ use crate::names::NameForm;
 use crate::native::{NativeTool, ToolError};
 use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
 use crate::progress::ProgressHook;
-use crate::registry::component::LoadedComponent;
+use crate::registry::component::{LoadedComponent, OutputForm};
 use crate::registry::resident::CodeKind;
 use crate::registry::{Snapshot, ToolEntry, ToolSource};
 use crate::sandbox::keyvalue;
@@ -91,6 +91,8 @@ pub struct CallReport {
     pub component_hash: Option<String>,
     /// The validated output, or why there is none.
     pub outcome: Result<Value, CallError>,
+    /// What the output is: plain JSON, or content blocks an MCP client gets as they are.
+    pub output_form: OutputForm,
     /// Fuel the guest burned (0 when it never ran).
     pub fuel_consumed: u64,
     /// Wall-clock time of the whole call, refusals included.
@@ -117,6 +119,7 @@ impl CallReport {
             tool: None,
             component_hash: None,
             outcome: Ok(Value::Null),
+            output_form: OutputForm::Json,
             fuel_consumed: 0,
             duration: Duration::ZERO,
             input_bytes: 0,
@@ -250,6 +253,7 @@ impl ToolHost {
         report.tool = Some(entry.full_name.clone());
         report.component_hash = entry.source.hash().map(str::to_owned);
         let def = entry.def();
+        report.output_form = def.output_form;
         let input = tool_input(entry, form, input)?;
         if let Some(violation) = crate::schema::nesting_violation(&input) {
             return Err(CallError::InputInvalid { tool: entry.full_name.clone(), violations: vec![violation] });

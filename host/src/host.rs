@@ -10,8 +10,10 @@ use arc_swap::ArcSwap;
 use wasmtime::Engine;
 
 use crate::audit::{Audit, CallRecord};
+use crate::config::HostConfig;
 use crate::error::{BuildError, LoadError};
 use crate::first_load::FirstLoad;
+use crate::http_tool::HttpTool;
 use crate::metrics::{Gauges, Metrics};
 use crate::native::{NativeTool, NativeToolError};
 use crate::policy::{ApprovalHook, Policy, SessionToolsets};
@@ -28,7 +30,7 @@ use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
 use crate::storage::{Storage, StorageSetting};
-use crate::upstream::{self, Supervisors, UpstreamServer};
+use crate::upstream::{self, Supervisors, UpstreamChanges, UpstreamServer};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
@@ -319,11 +321,8 @@ impl ToolHostBuilder {
     /// host itself cannot run: settings out of range, no epoch thread, an audit log that
     /// cannot be opened.
     pub async fn build(mut self) -> Result<ToolHost, BuildError> {
-        if let Some(namespaces) = &self.namespaces {
-            self.upstreams.retain(|server| namespaces.contains(&server.name));
-        }
-        let wants_default_layer = self.upstreams.iter().any(|server| server.layer == upstream::DEFAULT_LAYER);
-        if wants_default_layer && !self.layers.iter().any(|layer| layer.name == upstream::DEFAULT_LAYER) {
+        // Always there, empty or not: servers declared later go into it too.
+        if !self.layers.iter().any(|layer| layer.name == upstream::DEFAULT_LAYER) {
             let above_stdlib = self.layers.iter().position(|layer| layer.stdlib).unwrap_or(self.layers.len());
             self.layers.insert(above_stdlib, Layer::native(upstream::DEFAULT_LAYER));
         }
@@ -368,23 +367,23 @@ impl ToolHostBuilder {
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
             call_slot_capacity: self.max_concurrent_calls,
             first_load,
-            _upstreams: None,
+            upstreams: None,
         };
         if let (Some((scan, loading)), Some(loaded)) = (loading, loaded) {
             // Taken before any reload can ask for it: reloads wait for the first load.
             let serialized = host.reload_lock.clone().lock_owned().await;
             tokio::spawn(host.clone().finish_first_load(scan, loading, loaded, serialized));
         }
-        if self.upstreams.is_empty() {
-            return Ok(host);
-        }
         // The supervisors get a host that does not own them: the embedder's last clone
         // of this one stops them.
-        let supervisors = Supervisors::start(host.clone(), self.upstreams);
-        if !self.serve_while_loading {
-            supervisors.first_attempts(FIRST_CONNECT_WAIT).await;
+        let host = ToolHost { upstreams: Some(Arc::new(Supervisors::new(host.clone()))), ..host };
+        if !self.upstreams.is_empty() {
+            host.set_upstreams(self.upstreams).await.map_err(BuildError::NativeTool)?;
+            if !self.serve_while_loading {
+                host.upstream_first_attempts(FIRST_CONNECT_WAIT).await;
+            }
         }
-        Ok(ToolHost { _upstreams: Some(Arc::new(supervisors)), ..host })
+        Ok(host)
     }
 }
 
@@ -472,9 +471,9 @@ pub struct ToolHost {
     call_slot_capacity: usize,
     /// What the first load has left to do.
     pub(crate) first_load: FirstLoad,
-    /// Keeps the upstream servers connected while any clone of this host is alive:
-    /// held, never read.
-    _upstreams: Option<Arc<Supervisors>>,
+    /// Keeps the upstream servers connected while any clone of this host is alive;
+    /// `None` in the supervisors' own clone.
+    upstreams: Option<Arc<Supervisors>>,
 }
 
 impl ToolHost {
@@ -514,6 +513,12 @@ impl ToolHost {
     /// Components that could not be loaded, and why.
     pub fn load_errors(&self) -> Vec<LoadError> {
         self.snapshot.load().load_errors().cloned().collect()
+    }
+
+    /// Reads and checks one declarative HTTP tool file (`<name>.http.toml`) outside any
+    /// registry, for inspection, with this host's default limits.
+    pub fn inspect_http_tool(&self, path: &Path) -> Result<HttpTool, LoadError> {
+        HttpTool::load(path, self.core.defaults, self.core.ceilings)
     }
 
     /// Loads one component file outside any registry, for inspection, with the manifest
@@ -586,6 +591,29 @@ impl ToolHost {
         Ok(self.publish(&previous, Snapshot::build(parts)))
     }
 
+    /// Makes `servers` this host's upstream MCP servers: connects the new ones, stops
+    /// the ones not among them (their tools go at once), restarts the ones declared
+    /// differently, and leaves the others connected. Fails, changing nothing, when a
+    /// server names a layer this host does not have. Servers of namespaces the host
+    /// does not serve ([`ToolHostBuilder::only_namespaces`]) are left out.
+    pub async fn set_upstreams(&self, mut servers: Vec<UpstreamServer>) -> Result<UpstreamChanges, NativeToolError> {
+        let Some(supervisors) = &self.upstreams else {
+            return Ok(UpstreamChanges::default());
+        };
+        servers.retain(|server| self.core.serves_namespace(&server.name));
+        if let Some(server) = servers.iter().find(|server| !self.layers.iter().any(|l| l.name == server.layer)) {
+            return Err(NativeToolError::NoSuchLayer(server.layer.clone()));
+        }
+        Ok(supervisors.apply(servers).await)
+    }
+
+    /// Waits until every upstream server has been tried once, or `limit` passed.
+    async fn upstream_first_attempts(&self, limit: Duration) {
+        if let Some(supervisors) = &self.upstreams {
+            supervisors.first_attempts(limit).await;
+        }
+    }
+
     /// Stops serving the native tool `full_name` of the layer named `layer`; `None` when
     /// there is none.
     pub async fn remove_tool(&self, layer: &str, full_name: &str) -> Option<RegistryChange> {
@@ -646,5 +674,19 @@ impl ToolHost {
     /// removed and created again keeps being watched. Stops when the handle is dropped.
     pub fn watch(&self, debounce: Duration) -> Result<WatchHandle, WatchError> {
         watch::start(self.clone(), debounce)
+    }
+
+    /// Watches the `toolhost.toml` this host was built from (`started_with`, read from
+    /// `path`) and applies edits of its `[[upstream]]` servers as [`Self::set_upstreams`]
+    /// does, after each burst of writes settles for `debounce`. A file that no longer
+    /// parses changes nothing and is logged with its line; edits of other sections are
+    /// logged as needing a restart. Stops when the handle is dropped.
+    pub fn watch_config(
+        &self,
+        path: &Path,
+        started_with: HostConfig,
+        debounce: Duration,
+    ) -> Result<WatchHandle, WatchError> {
+        watch::start_config(self.clone(), path, started_with, debounce)
     }
 }

@@ -68,7 +68,7 @@ pub use crate::call::{CallOptions, CallReport, ToolCall};
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, ToolManifest, parse_duration, parse_size};
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
 pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
-pub use crate::http_tool::HttpTool;
+pub use crate::http_tool::{HttpTool, is_http_tool_file};
 pub use crate::native::{NativeTool, NativeToolError, ToolError};
 pub use crate::plain::{PlainFunction, SkippedExport};
 pub use crate::policy::{
@@ -76,7 +76,7 @@ pub use crate::policy::{
     ToolHints, ToolPolicy,
 };
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
-pub use crate::registry::component::{Contract, LoadedComponent, ToolDef};
+pub use crate::registry::component::{Contract, LoadedComponent, OutputForm, ToolDef};
 pub use crate::registry::load::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{

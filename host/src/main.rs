@@ -76,9 +76,10 @@ enum Command {
         #[command(flatten)]
         filter: ListFilter,
     },
-    /// Show what a component offers, what it imports and what it is granted.
+    /// Show what a component offers, what it imports and what it is granted; or what an
+    /// HTTP tool offers and the request it makes.
     Inspect {
-        /// A component file (`.wasm`).
+        /// A component file (`.wasm`) or an HTTP tool (`.http.toml`).
         file: PathBuf,
     },
     /// Print the tools the agent may call in a function-calling format.
@@ -398,9 +399,14 @@ fn new_token(agent: &str) -> anyhow::Result<ExitCode> {
 
 async fn inspect(options: &HostOptions, file: PathBuf) -> anyhow::Result<ExitCode> {
     let host = options.build_without_layers().await?;
-    match host.inspect_file(&file).await {
-        Ok(component) => {
-            print_json(&serde_json::to_value(&component)?);
+    let inspected = if toolhost::is_http_tool_file(&file) {
+        host.inspect_http_tool(&file).map(|tool| serde_json::to_value(&tool))
+    } else {
+        host.inspect_file(&file).await.map(|component| serde_json::to_value(&component))
+    };
+    match inspected {
+        Ok(shown) => {
+            print_json(&shown?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -586,11 +592,15 @@ struct HttpServe {
 async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServe>) -> anyhow::Result<ExitCode> {
     let config = options.config()?;
     let (tokens, limits) = (config.tokens.clone(), config.http.clone());
-    let host = options.build_from(config, dir, Lifetime::Serving).await?;
+    let host = options.build_from(config.clone(), dir, Lifetime::Serving).await?;
     for error in host.load_errors() {
         eprintln!("warning: {}", Escaped(&error.to_string()));
     }
     let _watch = host.watch(Duration::from_millis(100))?;
+    let _config_watch = match HostConfig::locate(options.config.as_deref()) {
+        Some(path) => Some(host.watch_config(&path, config, Duration::from_millis(100))?),
+        None => None,
+    };
     match http {
         None => toolhost::serve::serve_stdio(host, options.caller).await?,
         Some(http) => {

@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use crate::names;
 use crate::policy::{Risk, ToolHints, ToolPolicy};
-use crate::registry::component::ToolDef;
+use crate::registry::component::{OutputForm, ToolDef};
 use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
 
@@ -127,6 +127,7 @@ impl NativeTool {
             output_schema: schema("output", output_schema)?,
             limits: Limits::default(),
             policy: ToolPolicy::default(),
+            output_form: OutputForm::Json,
         };
         let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
         Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
@@ -169,6 +170,13 @@ impl NativeTool {
     /// How it behaves, for clients (MCP tool annotations) and listing filters.
     pub fn with_hints(mut self, hints: ToolHints) -> NativeTool {
         Arc::make_mut(&mut self.def).policy.hints = hints;
+        self
+    }
+
+    /// Its output is MCP content blocks (`{"content": [...]}`), which MCP clients get
+    /// as blocks rather than as structured content.
+    pub fn with_mcp_content_output(mut self) -> NativeTool {
+        Arc::make_mut(&mut self.def).output_form = OutputForm::McpContent;
         self
     }
 

@@ -454,4 +454,25 @@ async fn http_tool_secrets_never_appear_in_logs_reports_or_errors() {
             .any(|bytes| String::from_utf8_lossy(bytes).contains(secret));
         assert!(!shown, "{secret} in a log, a report or an error: {everything}");
     }
+
+    // `toolhost inspect` shows the definition and where each header comes from.
+    let inspected = std::process::Command::new(toolhost_bin())
+        .arg("inspect")
+        .arg(tools.path().join("weather/forecast.http.toml"))
+        .env("WEATHER_TEST_TOKEN", "env-secret-4417")
+        .output()
+        .unwrap();
+    assert!(inspected.status.success(), "{}", String::from_utf8_lossy(&inspected.stderr));
+    let shown = String::from_utf8_lossy(&inspected.stdout).into_owned();
+    let inspected: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(inspected["contract"], "http tool");
+    assert_eq!(inspected["tools"][0]["name"], "forecast");
+    assert_eq!(inspected["tools"][0]["input_schema"]["required"], json!(["city"]));
+    assert_eq!(inspected["request"]["method"], "GET");
+    assert_eq!(inspected["request"]["url"], format!("http://{}/echo/{{city}}", service.addr));
+    assert_eq!(inspected["request"]["network"], json!([service.addr.to_string()]));
+    assert_eq!(inspected["request"]["headers"]["authorization"], json!({ "env": "WEATHER_TEST_TOKEN" }));
+    assert_eq!(inspected["request"]["headers"]["x-other"], json!({ "file": secret_file }));
+    assert_eq!(inspected["policy"]["open_world"], true, "{shown}");
+    assert!(!shown.contains("env-secret-4417") && !shown.contains("file-secret-9902"), "{shown}");
 }

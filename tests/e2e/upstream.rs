@@ -13,6 +13,7 @@ use serde_json::json;
 use tempfile::TempDir;
 use toolhost::{Caller, ErrorKind, HostConfig, ToolHost};
 use toolhost_tests::mcp_python;
+use toolhost_tests::wire::StdioSession;
 
 /// The Python SDK server script.
 fn server_script() -> PathBuf {
@@ -35,6 +36,22 @@ fn stdio_upstream(events: &Path, extra: &str) -> String {
         server_script().display().to_string(),
         events.display().to_string(),
     )
+}
+
+/// `[[upstream]] NAME` running the Python server on stdio, its events in `dir/NAME.events`.
+fn named_stdio_upstream(dir: &Path, name: &str, extra: &str) -> String {
+    stdio_upstream(&dir.join(format!("{name}.events")), extra).replacen("name = \"py\"", &format!("name = {name:?}"), 1)
+}
+
+/// How many times the server `name` of [`named_stdio_upstream`] started.
+fn starts(dir: &Path, name: &str) -> usize {
+    events(&dir.join(format!("{name}.events"))).matches("started").count()
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+fn running(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
 fn events(path: &Path) -> String {
@@ -181,6 +198,61 @@ async fn an_upstream_list_change_is_a_registry_change() {
     assert_eq!(host.call("py/extra", json!({})).await.unwrap(), json!({ "result": "extra" }));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_the_upstream_declarations_starts_stops_and_restarts_only_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = d.join("toolhost.toml");
+    let declared = |servers: &[(&str, &str)]| -> String {
+        servers.iter().map(|(name, extra)| named_stdio_upstream(d, name, extra)).collect()
+    };
+    std::fs::write(&path, declared(&[("keep", ""), ("gone", ""), ("changed", "timeout = \"20s\"")])).unwrap();
+    let config = HostConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let host = config.clone().builder().build().await.expect("host builds");
+    let _watch = host.watch_config(&path, config, Duration::from_millis(50)).expect("watch toolhost.toml");
+    for namespace in ["keep", "gone", "changed"] {
+        let added = host.call(&format!("{namespace}/add"), json!({ "a": 1, "b": 2 })).await;
+        assert_eq!(added.unwrap(), json!({ "result": 3 }), "{namespace}");
+    }
+    let gone_pid = host.call("gone/pid", json!({})).await.unwrap()["result"].as_u64().expect("a pid");
+    assert!(running(gone_pid));
+
+    toolhost_tests::write_atomically(
+        &path,
+        declared(&[("keep", ""), ("changed", "timeout = \"25s\""), ("new", "")]).as_bytes(),
+    );
+    eventually("the new server serves and the removed one is gone", async || {
+        host.call("new/add", json!({ "a": 2, "b": 2 })).await.is_ok()
+            && host.call("gone/add", json!({ "a": 1, "b": 2 })).await.is_err()
+    })
+    .await;
+    eventually("the changed server was restarted", async || {
+        starts(d, "changed") == 2 && host.call("changed/add", json!({ "a": 1, "b": 1 })).await.is_ok()
+    })
+    .await;
+    assert_eq!(starts(d, "keep"), 1, "an unchanged server keeps its connection");
+    let gone = host.call("gone/add", json!({ "a": 1, "b": 2 })).await.unwrap_err();
+    assert_eq!(gone.kind(), ErrorKind::NotFound, "{gone}");
+    eventually("the removed server's process ended", async || !running(gone_pid)).await;
+    assert_eq!(starts(d, "gone"), 1, "and it was not started again");
+    assert_eq!(host.load_errors(), vec![]);
+
+    // A file that does not parse changes nothing; the next good one is applied.
+    toolhost_tests::write_atomically(&path, b"[[upstream]\nname = ");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    for namespace in ["keep", "changed", "new"] {
+        assert!(host.call(&format!("{namespace}/add"), json!({ "a": 1, "b": 2 })).await.is_ok(), "{namespace}");
+    }
+    assert_eq!((starts(d, "keep"), starts(d, "changed"), starts(d, "new")), (1, 2, 1));
+    toolhost_tests::write_atomically(&path, declared(&[("keep", "")]).as_bytes());
+    eventually("only `keep` is left", async || {
+        let names: Vec<String> = host.list(&Caller::new("anyone")).into_iter().map(|tool| tool.name).collect();
+        names.iter().all(|name| name.starts_with("keep/")) && names.contains(&"keep/add".to_owned())
+    })
+    .await;
+    assert_eq!(starts(d, "keep"), 1);
+}
+
 /// The Python server on Streamable HTTP, on a free loopback port; killed when dropped.
 struct HttpUpstream {
     child: std::process::Child,
@@ -253,6 +325,71 @@ async fn a_streamable_http_upstream_gets_its_headers_and_the_secret_shows_nowher
     }
     assert!(recorded.contains("web/header"), "{recorded}");
     assert!(!recorded.contains(SECRET), "records hold no output: {recorded}");
+}
+
+#[test]
+fn the_server_applies_upstream_edits_and_its_trace_log_holds_no_secret() {
+    const SECRET: &str = "trace-secret-7731";
+    let dir = tempfile::tempdir().unwrap();
+    let web = HttpUpstream::start(&dir.path().join("web.events"));
+    let path = dir.path().join("toolhost.toml");
+    let web_only = format!(
+        "[[upstream]]\nname = \"web\"\nurl = {:?}\nheaders = {{ Authorization = {{ env = \"WEB_TOKEN\", prefix = \"Bearer \" }} }}\n",
+        web.url
+    );
+    std::fs::write(&path, &web_only).unwrap();
+    let log = dir.path().join("stderr.log");
+    let mut command = std::process::Command::new(toolhost_tests::toolhost_bin());
+    command
+        .args(["serve", "--log", "trace", "--config"])
+        .arg(&path)
+        .current_dir(dir.path())
+        .env("WEB_TOKEN", SECRET)
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut session = StdioSession::start(command);
+    let listed = |session: &mut StdioSession, name: &str| -> bool {
+        let tools = session.request("tools/list", json!({}));
+        tools["result"]["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == name))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !listed(&mut session, "web.add") {
+        assert!(Instant::now() < deadline, "web/add was not listed within 20 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let added = session.call("web.add", &json!({ "a": 1, "b": 2 }));
+    assert_eq!(added["result"]["structuredContent"], json!({ "result": 3 }), "{added}");
+
+    toolhost_tests::write_atomically(
+        &path,
+        format!("{web_only}\n{}", stdio_upstream(&dir.path().join("py.events"), "")).as_bytes(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !listed(&mut session, "py.add") {
+        assert!(Instant::now() < deadline, "py/add was not listed within 20 s of the edit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let added = session.call("py.add", &json!({ "a": 2, "b": 2 }));
+    assert_eq!(added["result"]["structuredContent"], json!({ "result": 4 }), "{added}");
+    // A tool without an output schema answers MCP clients with its content blocks as
+    // the upstream server sent them, and is listed without an output schema, as there.
+    let echoed = session.call("py.echo", &json!({ "text": "as it came" }));
+    assert_eq!(echoed["result"]["content"], json!([{ "type": "text", "text": "as it came" }]), "{echoed}");
+    assert!(echoed["result"].get("structuredContent").is_none(), "{echoed}");
+    assert_ne!(echoed["result"]["isError"], json!(true), "{echoed}");
+    let tools = session.request("tools/list", json!({}));
+    let listed = |name: &str| tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).cloned();
+    assert!(listed("py.echo").expect("py.echo").get("outputSchema").is_none(), "{tools}");
+    assert!(listed("py.add").expect("py.add").get("outputSchema").is_some(), "{tools}");
+    assert!(
+        session.notifications().iter().any(|n| n["method"] == "notifications/tools/list_changed"),
+        "the client heard of the change: {:?}",
+        session.notifications()
+    );
+    drop(session);
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("upstream MCP servers changed"), "the edit is logged");
+    assert!(log.lines().count() > 50, "a trace log has something to say");
+    assert!(!log.contains(SECRET), "the secret is in the trace log");
 }
 
 /// `@modelcontextprotocol/server-everything` from the npm registry, under

@@ -4,8 +4,9 @@ for toolhost's upstream tests: toolhost connects to it as a client and serves it
     python upstream_server.py stdio EVENTS
     python upstream_server.py http EVENTS PORT
 
-The server appends a line to the file EVENTS for some tool calls (`called NAME`) and
-for every cancelled `slow` (`cancelled slow`): what toolhost sent, seen from upstream.
+The server appends a line to the file EVENTS when it starts (`started`), for some tool
+calls (`called NAME`) and for every cancelled `slow` (`cancelled slow`): what toolhost
+did, seen from upstream.
 (Arguments, not the environment: toolhost gives a child only the variables listed.)
 """
 
@@ -92,12 +93,19 @@ async def grow(ctx: Context) -> str:
 
 
 @server.tool()
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+@server.tool()
 def crash() -> str:
     """Ends the server's process at once."""
     os._exit(3)
 
 
 if __name__ == "__main__":
+    event("started")
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:

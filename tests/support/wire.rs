@@ -41,6 +41,7 @@ pub struct StdioSession {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    notifications: Vec<Value>,
 }
 
 impl StdioSession {
@@ -58,7 +59,7 @@ impl StdioSession {
             .map_err(|e| format!("cannot start {command:?}: {e}"))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut session = StdioSession { child, stdin, stdout, next_id: 1 };
+        let mut session = StdioSession { child, stdin, stdout, next_id: 1, notifications: Vec::new() };
         let mut line = String::new();
         let handshake = session.stdin.write_all(format!("{}\n", initialize_request()).as_bytes());
         match handshake.and_then(|()| session.stdout.read_line(&mut line)) {
@@ -92,15 +93,29 @@ impl StdioSession {
 
     /// Calls a tool and returns the response (skipping notifications).
     pub fn call(&mut self, name: &str, arguments: &Value) -> Value {
+        self.request("tools/call", json!({ "name": name, "arguments": arguments }))
+    }
+
+    /// Sends a request and returns its response; the notifications that came first are
+    /// kept for [`StdioSession::notifications`].
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&call_request(id, name, arguments));
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         loop {
             let message = self.receive();
             if message.get("id") == Some(&json!(id)) {
                 return message;
             }
+            if message.get("id").is_none() {
+                self.notifications.push(message);
+            }
         }
+    }
+
+    /// The notifications received while waiting for responses, oldest first.
+    pub fn notifications(&self) -> &[Value] {
+        &self.notifications
     }
 
     /// Makes `calls` calls keeping `in_flight` requests outstanding, and returns how long

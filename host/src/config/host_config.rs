@@ -250,11 +250,16 @@ impl HostConfig {
 
     /// The configuration at `explicit`, else `./toolhost.toml` when it exists, else none.
     pub fn find(explicit: Option<&Path>) -> Result<Option<HostConfig>, ConfigError> {
+        HostConfig::locate(explicit).map(|path| HostConfig::load(&path)).transpose()
+    }
+
+    /// The file [`HostConfig::find`] reads: `explicit`, else `./toolhost.toml` when it
+    /// exists.
+    pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
         let implicit = Path::new(DEFAULT_CONFIG);
         match explicit {
-            Some(path) => HostConfig::load(path).map(Some),
-            None if implicit.is_file() => HostConfig::load(implicit).map(Some),
-            None => Ok(None),
+            Some(path) => Some(path.to_owned()),
+            None => implicit.is_file().then(|| implicit.to_owned()),
         }
     }
 

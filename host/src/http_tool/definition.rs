@@ -17,7 +17,7 @@ use crate::error::{LoadError, LoadErrorKind};
 use crate::http_tool::template::{Place, UrlTemplate};
 use crate::names;
 use crate::policy::{ToolHints, ToolPolicy};
-use crate::registry::component::ToolDef;
+use crate::registry::component::{OutputForm, ToolDef};
 use crate::registry::loader::{MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
@@ -278,6 +278,7 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
         output_schema,
         limits: Limits { timeout, ..defaults },
         policy: raw.policy.over(base_policy),
+        output_form: OutputForm::Json,
     };
     let request = RequestSpec { method, url, network: network.into(), headers, body, output, max_response };
     Ok((def, request))

@@ -20,7 +20,7 @@ mod template;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::registry::component::ToolDef;
@@ -29,6 +29,11 @@ use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{DeniedRequest, Resolve};
 
 pub(crate) use definition::tool_name;
+
+/// Whether `path` names a declarative HTTP tool (`<name>.http.toml`).
+pub fn is_http_tool_file(path: &Path) -> bool {
+    tool_name(path).is_some()
+}
 pub(crate) use request::HttpCallFailure;
 
 /// A loaded HTTP tool. Holds no secret: header values from the environment or files
@@ -46,6 +51,51 @@ pub struct HttpTool {
 impl std::fmt::Debug for HttpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpTool").field("path", &self.path).field("name", &self.def.name).finish_non_exhaustive()
+    }
+}
+
+/// How `toolhost inspect` shows an HTTP tool: its definition and the request it makes,
+/// with where each header's value comes from (never a value read from the environment
+/// or a file).
+impl serde::Serialize for HttpTool {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = &self.request;
+        let headers: serde_json::Map<String, Value> = request
+            .headers
+            .iter()
+            .map(|(name, source)| {
+                let shown = match source {
+                    definition::HeaderSource::Plain(value) => json!(value.to_str().unwrap_or("(not text)")),
+                    definition::HeaderSource::Env { variable, .. } => json!({ "env": variable }),
+                    definition::HeaderSource::File { path, .. } => json!({ "file": path }),
+                };
+                (name.to_string(), shown)
+            })
+            .collect();
+        let network: Vec<String> = request.network.iter().map(ToString::to_string).collect();
+        json!({
+            "file": self.path,
+            "hash": self.hash,
+            "contract": "http tool",
+            "limits": self.def.limits,
+            "policy": self.def.policy,
+            "request": {
+                "method": request.method.as_str(),
+                "url": request.url.text,
+                "network": network,
+                "headers": headers,
+                "body": request.body,
+                "output": request.output,
+                "max_response_bytes": request.max_response,
+            },
+            "tools": [{
+                "name": self.def.name,
+                "description": self.def.description,
+                "input_schema": self.def.input_schema.json(),
+                "output_schema": self.def.output_schema.json(),
+            }],
+        })
+        .serialize(serializer)
     }
 }
 

@@ -20,6 +20,8 @@ pub(crate) struct UrlTemplate {
     pub host: String,
     /// The port, written or the scheme's default.
     pub port: u16,
+    /// The template as written.
+    pub text: String,
     path: Vec<Piece>,
     query: Vec<QueryPair>,
 }
@@ -86,7 +88,15 @@ impl UrlTemplate {
         let path = if path.is_empty() { "/" } else { path };
         let path = parse_path(path)?;
         let query = query.split('&').filter(|pair| !pair.is_empty()).map(parse_pair).collect::<Result<_, _>>()?;
-        Ok(UrlTemplate { scheme: scheme.to_owned(), authority: authority.to_owned(), host, port, path, query })
+        Ok(UrlTemplate {
+            scheme: scheme.to_owned(),
+            authority: authority.to_owned(),
+            host,
+            port,
+            text: text.to_owned(),
+            path,
+            query,
+        })
     }
 
     /// The input properties the template names, and where.

@@ -48,7 +48,7 @@ use wasmtime::component::{Component, ComponentExportIndex, Type, Val};
 use crate::error::{CallError, Violation};
 use crate::names;
 use crate::policy::ToolPolicy;
-use crate::registry::component::ToolDef;
+use crate::registry::component::{OutputForm, ToolDef};
 use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
 use docs::Docs;
@@ -226,6 +226,7 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
         output_schema: compile("output", output)?,
         limits: Limits::default(),
         policy: ToolPolicy::default(),
+        output_form: OutputForm::Json,
     };
     let function =
         PlainFunction { interface: candidate.interface.clone(), function: candidate.function.clone(), signature };

@@ -167,4 +167,25 @@ pub struct ToolDef {
     pub limits: Limits,
     /// What the operator decided about it: approval, risk, hints.
     pub policy: ToolPolicy,
+    /// What its output is.
+    pub output_form: OutputForm,
+}
+
+/// What a tool's output is, for consumers that can pass it on in its own form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputForm {
+    /// A JSON value, described by the output schema.
+    #[default]
+    Json,
+    /// `{"content": [...]}`: MCP content blocks, as an upstream MCP tool that declares
+    /// no output schema answers; an MCP client gets the blocks themselves.
+    McpContent,
+}
+
+impl OutputForm {
+    /// Whether it is plain JSON.
+    pub fn is_json(&self) -> bool {
+        *self == OutputForm::Json
+    }
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::error::LoadError;
 use crate::policy::{Risk, ToolHints, ToolPolicy};
+use crate::registry::component::OutputForm;
 use crate::registry::source::SourceKind;
 use crate::registry::{Conflict, Layer, Overridden, Snapshot, ToolEntry};
 
@@ -39,6 +40,9 @@ pub struct ToolDescription {
     pub component_hash: Option<String>,
     /// Lower layers' tools of the same name that this one shadows.
     pub overrides: Vec<Overridden>,
+    /// What its output is (omitted in JSON when plain JSON).
+    #[serde(skip_serializing_if = "OutputForm::is_json")]
+    pub output_form: OutputForm,
 }
 
 impl ToolDescription {
@@ -58,6 +62,7 @@ impl ToolDescription {
             file: entry.source.file().map(Path::to_owned),
             component_hash: entry.source.hash().map(str::to_owned),
             overrides: entry.overrides.clone(),
+            output_form: def.output_form,
         }
     }
 }

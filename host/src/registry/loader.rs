@@ -23,7 +23,7 @@ use crate::host::Core;
 use crate::names;
 use crate::plain::{self, docs::Docs};
 use crate::policy::ToolPolicy;
-use crate::registry::component::{Contract, LoadedComponent, ToolDef};
+use crate::registry::component::{Contract, LoadedComponent, OutputForm, ToolDef};
 use crate::registry::resident::{Code, CodeKind, Resident};
 use crate::sandbox::engine::{Tier, Tiering};
 use crate::sandbox::grants::Grants;
@@ -376,6 +376,7 @@ fn describe_tools(infos: Vec<contract::GuestToolInfo>) -> Result<Vec<ToolDef>, L
             output_schema,
             limits: Limits::default(),
             policy: ToolPolicy::default(),
+            output_form: OutputForm::Json,
         });
     }
     Ok(tools)

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher};
 
-use crate::ToolHost;
+use crate::{HostConfig, ToolHost};
 
 /// Keeps the watcher alive (its task owns it); dropping it stops watching.
 pub struct WatchHandle {
@@ -168,6 +168,104 @@ fn log_change(change: &crate::RegistryChange) {
     }
 }
 
+/// Waits for a burst of events (a copy, a rename, an editor's save) to settle, but not
+/// forever: a directory that never goes quiet (a log written beside the tools) must not
+/// hold back every reload. `false` when the watcher is gone.
+async fn settle(receiver: &mut tokio::sync::mpsc::UnboundedReceiver<()>, debounce: Duration) -> bool {
+    let give_up_at = tokio::time::Instant::now() + max_settle(debounce);
+    loop {
+        let wait = debounce.min(give_up_at.saturating_duration_since(tokio::time::Instant::now()));
+        if wait.is_zero() {
+            return true;
+        }
+        match tokio::time::timeout(wait, receiver.recv()).await {
+            Ok(Some(())) => continue,
+            Ok(None) => return false,
+            Err(_quiet) => return true,
+        }
+    }
+}
+
+/// Watches `toolhost.toml` at `path` and applies what can change while serving: the
+/// `[[upstream]]` servers (started, stopped, restarted as their declarations changed).
+/// A file that no longer parses is reported with its line and changes nothing; other
+/// edits are reported as taking effect at the next start. `started_with` is the
+/// configuration the host was built from.
+pub(crate) fn start_config(
+    host: ToolHost,
+    path: &Path,
+    started_with: HostConfig,
+    debounce: Duration,
+) -> Result<WatchHandle, WatchError> {
+    let path = std::path::absolute(path)
+        .map_err(|e| WatchError { path: path.display().to_string(), source: notify::Error::io(e) })?;
+    let (Some(dir), Some(file_name)) = (path.parent().map(Path::to_owned), path.file_name().map(ToOwned::to_owned))
+    else {
+        return Err(WatchError { path: path.display().to_string(), source: notify::Error::generic("not a file path") });
+    };
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
+    // The directory, not the file: editors save by writing a new file and renaming it
+    // over the old one, which a watch of the old file's inode never sees.
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+        Ok(event) if is_relevant(&event) && event.paths.iter().any(|p| p.file_name() == Some(&file_name)) => {
+            let _ = sender.send(());
+        }
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!("configuration watcher: {}; reading it again", crate::text::Escaped(&error.to_string()));
+            let _ = sender.send(());
+        }
+    })
+    .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
+    watcher
+        .watch(&dir, RecursiveMode::NonRecursive)
+        .map_err(|source| WatchError { path: dir.display().to_string(), source })?;
+
+    let task = tokio::spawn(async move {
+        let _watcher = watcher;
+        let mut current = started_with;
+        while receiver.recv().await.is_some() {
+            if !settle(&mut receiver, debounce).await {
+                return;
+            }
+            let next = match HostConfig::load(&path) {
+                Ok(next) => next,
+                Err(error) => {
+                    let error = crate::text::Escaped(&error.to_string()).to_string();
+                    tracing::warn!("{error}; the configuration in use stays as it was");
+                    continue;
+                }
+            };
+            if next == current {
+                continue;
+            }
+            match host.set_upstreams(next.upstreams.clone()).await {
+                Ok(changes) if !changes.is_empty() => tracing::info!(
+                    started = ?changes.started,
+                    stopped = ?changes.stopped,
+                    restarted = ?changes.restarted,
+                    "upstream MCP servers changed"
+                ),
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!("{}: {error}; the upstream servers stay as they were", path.display());
+                    continue;
+                }
+            }
+            let restart_needed = HostConfig { upstreams: Vec::new(), ..next.clone() }
+                != HostConfig { upstreams: Vec::new(), ..current.clone() };
+            if restart_needed {
+                tracing::warn!(
+                    "{}: changes outside [[upstream]] take effect when the host starts again",
+                    path.display()
+                );
+            }
+            current = next;
+        }
+    });
+    Ok(WatchHandle { task })
+}
+
 fn start_watcher(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
@@ -188,20 +286,8 @@ fn start_watcher(host: ToolHost, debounce: Duration) -> Result<WatchHandle, Watc
 
     let task = tokio::spawn(async move {
         while receiver.recv().await.is_some() {
-            // Wait for the burst of events (a copy, a rename, an editor's save) to settle,
-            // but not forever: a directory that never goes quiet (a log written beside
-            // the tools) must not hold back every reload.
-            let give_up_at = tokio::time::Instant::now() + max_settle(debounce);
-            loop {
-                let wait = debounce.min(give_up_at.saturating_duration_since(tokio::time::Instant::now()));
-                if wait.is_zero() {
-                    break;
-                }
-                match tokio::time::timeout(wait, receiver.recv()).await {
-                    Ok(Some(())) => continue,
-                    Ok(None) => return,
-                    Err(_quiet) => break,
-                }
+            if !settle(&mut receiver, debounce).await {
+                return;
             }
             // A root may have appeared or vanished: watch what exists before rescanning,
             // so that files written into a new root from now on are seen.

@@ -97,7 +97,8 @@ pub fn definition(tool: &ToolDescription, format: ExportFormat) -> Value {
                 "description": tool.description,
                 "inputSchema": input,
             });
-            if let Some(output) = mcp_output_schema(&tool.output_schema) {
+            // Content blocks travel as content: the tool declares no structured output.
+            if let Some(output) = mcp_output_schema(&tool.output_schema).filter(|_| tool.output_form.is_json()) {
                 definition["outputSchema"] = output;
             }
             if let Some(annotations) = mcp_annotations(&tool.hints) {

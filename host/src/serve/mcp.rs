@@ -39,6 +39,7 @@ use crate::names;
 use crate::policy::ApprovalHook;
 use crate::policy::Caller;
 use crate::registry::RegistryChange;
+use crate::registry::component::OutputForm;
 use crate::serve::approval;
 use crate::serve::auth::Authenticated;
 use crate::serve::definitions::{self, ExportFormat};
@@ -151,6 +152,7 @@ impl Shared {
     ) -> Result<CallToolResult, ErrorData> {
         let report = self.host.call_with(caller, name, input, options).await;
         match report.outcome {
+            Ok(output) if report.output_form == OutputForm::McpContent => Ok(content_result(output)),
             Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
             Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
             Err(CallError::NotFound { name, suggestions }) => {
@@ -159,6 +161,17 @@ impl Shared {
             }
             Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("{}: {error}", error.kind()))])),
         }
+    }
+}
+
+/// The content blocks of an upstream tool's output (`{"content": [...]}`, checked
+/// against its schema), passed on as the upstream server sent them.
+fn content_result(mut output: Value) -> CallToolResult {
+    match serde_json::from_value::<Vec<ContentBlock>>(output["content"].take()) {
+        Ok(blocks) => CallToolResult::success(blocks),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "output_invalid: the tool's content blocks are not MCP content: {e}"
+        ))]),
     }
 }
 

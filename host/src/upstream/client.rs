@@ -61,8 +61,10 @@ pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) 
                 let header = http::HeaderName::try_from(name.as_str())
                     .map_err(|_| format!("`{name}` is not a valid header name"))?;
                 let value = secret.read().map_err(|problem| format!("header `{name}`: {problem}"))?;
-                let value = http::HeaderValue::try_from(value)
+                let mut value = http::HeaderValue::try_from(value)
                     .map_err(|_| format!("header `{name}`: its value is not a valid header value"))?;
+                // Kept out of the HTTP stack's own debug output.
+                value.set_sensitive(true);
                 custom_headers.insert(header, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom_headers);

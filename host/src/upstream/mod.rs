@@ -35,6 +35,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub(crate) use supervisor::Supervisors;
+pub use supervisor::UpstreamChanges;
 
 /// The layer upstream servers go into when they name none.
 pub const DEFAULT_LAYER: &str = "upstream";

@@ -5,11 +5,14 @@
 //! namespace serves nothing and carries a load error, and the next attempt waits a
 //! backoff (0.5 s doubling to 30 s, reset by a connection that lived a minute).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use rmcp::model::SubscriptionFilter;
+use rmcp::service::Subscription;
 use tokio::sync::{mpsc, watch};
-use tokio_util::sync::CancellationToken;
+use tokio::task::JoinHandle;
 
 use super::UpstreamServer;
 use super::client::{Connection, connect};
@@ -23,43 +26,103 @@ const LAST_RETRY: Duration = Duration::from_secs(30);
 /// A connection that lived this long was healthy: the next failure retries quickly.
 const HEALTHY: Duration = Duration::from_secs(60);
 
-/// The supervisors of a host's upstream servers; dropping it (with the last clone of
-/// the host that owns it) stops them, and with them the child processes.
+/// The supervisors of a host's upstream servers, one task per server; dropping it (with
+/// the last clone of the host that owns it) stops them, and with them the child
+/// processes.
 pub(crate) struct Supervisors {
-    stop: CancellationToken,
-    /// One per server: true once its first attempt (listed, or failed) is over.
-    first_attempts: Vec<watch::Receiver<bool>>,
+    /// A clone of the host that does not own these supervisors (it would never be
+    /// dropped): what new supervisors publish to.
+    host: ToolHost,
+    /// By server name. Changed one [`Supervisors::apply`] at a time.
+    running: tokio::sync::Mutex<BTreeMap<String, Supervised>>,
+}
+
+struct Supervised {
+    server: UpstreamServer,
+    task: JoinHandle<()>,
+    /// True once its first attempt (listed, or failed) is over.
+    first_attempt: watch::Receiver<bool>,
+}
+
+/// What [`Supervisors::apply`] did, by server name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpstreamChanges {
+    /// Declared now, not before: connected.
+    pub started: Vec<String>,
+    /// Declared before, not now: disconnected, their tools gone.
+    pub stopped: Vec<String>,
+    /// Declared differently: disconnected and connected again.
+    pub restarted: Vec<String>,
+}
+
+impl UpstreamChanges {
+    /// Whether nothing started, stopped or restarted.
+    pub fn is_empty(&self) -> bool {
+        self.started.is_empty() && self.stopped.is_empty() && self.restarted.is_empty()
+    }
 }
 
 impl Drop for Supervisors {
     fn drop(&mut self) {
-        self.stop.cancel();
+        for supervised in self.running.get_mut().values() {
+            supervised.task.abort();
+        }
     }
 }
 
 impl Supervisors {
-    /// Starts one supervisor per server, all at once. `host` must not own these
-    /// supervisors (it would never be dropped).
-    pub fn start(host: ToolHost, servers: Vec<UpstreamServer>) -> Supervisors {
-        let stop = CancellationToken::new();
-        let mut first_attempts = Vec::with_capacity(servers.len());
-        for server in servers {
-            let (attempted, first_attempt) = watch::channel(false);
-            first_attempts.push(first_attempt);
-            let (host, stop) = (host.clone(), stop.clone());
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = supervise(&host, &server, attempted) => {}
-                    () = stop.cancelled() => {}
-                }
-            });
+    /// Supervisors of no server yet. `host` must not own them.
+    pub fn new(host: ToolHost) -> Supervisors {
+        Supervisors { host, running: tokio::sync::Mutex::default() }
+    }
+
+    /// Makes `servers` the upstream servers: starts the new ones (all at once), stops
+    /// the ones no longer declared, restarts the ones declared differently, and leaves
+    /// the others connected. A stopped server's namespace is gone before this returns.
+    pub async fn apply(&self, servers: Vec<UpstreamServer>) -> UpstreamChanges {
+        let mut running = self.running.lock().await;
+        let mut changes = UpstreamChanges::default();
+        let wanted: BTreeMap<String, UpstreamServer> =
+            servers.into_iter().map(|server| (server.name.clone(), server)).collect();
+        let gone: Vec<String> = running
+            .iter()
+            .filter(|(name, supervised)| wanted.get(*name) != Some(&supervised.server))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in gone {
+            let Some(supervised) = running.remove(&name) else { continue };
+            // Awaited, so that nothing it was publishing lands after the namespace is
+            // cleared; dropping its future ends the connection and kills a child.
+            supervised.task.abort();
+            let _ = supervised.task.await;
+            publish(&self.host, &supervised.server, Vec::new(), None).await;
+            if wanted.contains_key(&name) {
+                changes.restarted.push(name);
+            } else {
+                changes.stopped.push(name);
+            }
         }
-        Supervisors { stop, first_attempts }
+        for (name, server) in wanted {
+            if running.contains_key(&name) {
+                continue;
+            }
+            if !changes.restarted.contains(&name) {
+                changes.started.push(name.clone());
+            }
+            let (attempted, first_attempt) = watch::channel(false);
+            let host = self.host.clone();
+            let supervised_server = server.clone();
+            let task = tokio::spawn(async move { supervise(&host, &supervised_server, attempted).await });
+            running.insert(name, Supervised { server, task, first_attempt });
+        }
+        changes
     }
 
     /// Waits until every server has been tried once (or `limit` passed).
     pub async fn first_attempts(&self, limit: Duration) {
-        let all = futures::future::join_all(self.first_attempts.iter().cloned().map(|mut attempted| async move {
+        let attempts: Vec<watch::Receiver<bool>> =
+            self.running.lock().await.values().map(|supervised| supervised.first_attempt.clone()).collect();
+        let all = futures::future::join_all(attempts.into_iter().map(|mut attempted| async move {
             let _ = attempted.wait_for(|done| *done).await;
         }));
         let _ = tokio::time::timeout(limit, all).await;
@@ -102,6 +165,29 @@ async fn serve(
     attempted: &watch::Sender<bool>,
 ) -> String {
     let peer = connection.peer().clone();
+    let info = peer.peer_info();
+    let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
+    tracing::info!(server = %server.name, protocol = %protocol, "upstream MCP server connected");
+    let announces_changes =
+        info.as_ref().and_then(|info| info.capabilities.tools.as_ref()).and_then(|tools| tools.list_changed);
+    // From the 2026-07-28 revision on, a server sends list changes only on a
+    // subscription; before it, on the connection itself (the handler hears them).
+    let mut subscription = match info {
+        Some(info) if !info.protocol_version.has_initialize() && announces_changes == Some(true) => {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            match peer.listen(filter).await {
+                Ok(subscription) => Some(subscription),
+                Err(e) => {
+                    // Its tools still serve; only their changes go unheard until the
+                    // next connection.
+                    let problem = crate::text::Escaped(&e.to_string()).to_string();
+                    tracing::warn!(server = %server.name, "upstream MCP server: `subscriptions/listen` failed: {problem}");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let mut ended = Box::pin(connection.waiting());
     loop {
         let listed = tokio::select! {
@@ -129,8 +215,27 @@ async fn serve(
                     return "the connection's handler stopped".to_owned();
                 }
             }
+            notified = next_notification(subscription.as_mut()) => match notified {
+                Ok(Some(_)) => {}
+                // Listed once more (a change may be what was missed), then served
+                // without hearing of changes until the next connection.
+                Ok(None) | Err(_) => {
+                    tracing::warn!(server = %server.name, "upstream MCP server ended the subscription to tool list changes");
+                    subscription = None;
+                }
+            },
             reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
         }
+    }
+}
+
+/// The next notification of `subscription`; never, without one.
+async fn next_notification(
+    subscription: Option<&mut Subscription>,
+) -> Result<Option<rmcp::model::ServerNotification>, rmcp::ServiceError> {
+    match subscription {
+        Some(subscription) => subscription.next().await,
+        None => std::future::pending().await,
     }
 }
 

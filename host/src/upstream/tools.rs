@@ -5,7 +5,10 @@
 //! - `structuredContent` is the output (validated against the server's `outputSchema`
 //!   when it declares one);
 //! - otherwise the output is `{"content": [...]}`, the result's content blocks as the
-//!   server sent them (text, images, resources), so nothing is dropped.
+//!   server sent them (text, images, resources), so nothing is dropped; such a tool's
+//!   output form is [`OutputForm::McpContent`](crate::OutputForm): toolhost's own MCP
+//!   clients get the blocks back as content, and no output schema in `tools/list`, just
+//!   as the upstream server gave them.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -42,7 +45,7 @@ pub(super) fn upstream_tool(
     let name = tool.name.to_string();
     let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
     let input_schema = Value::Object((*tool.input_schema).clone());
-    let output_schema = tool.output_schema.as_ref().map_or_else(content_schema, |s| Value::Object((**s).clone()));
+    let declared_output = tool.output_schema.as_ref().map(|s| Value::Object((**s).clone()));
     let peer = peer.clone();
     let server_name = server.to_owned();
     let upstream_name: Cow<'static, str> = Cow::Owned(name.clone());
@@ -77,9 +80,13 @@ pub(super) fn upstream_tool(
         }
     };
     let full_name = crate::names::full_name(server, &name);
+    let output_schema = declared_output.clone().unwrap_or_else(content_schema);
     let mut native = NativeTool::new(&full_name, description, input_schema, output_schema, handler)
         .map_err(|e| e.to_string())?
         .with_hints(hints(tool));
+    if declared_output.is_none() {
+        native = native.with_mcp_content_output();
+    }
     if let Some(timeout) = timeout {
         native = native.with_timeout(timeout);
     }
