@@ -597,10 +597,15 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
         eprintln!("warning: {}", Escaped(&error.to_string()));
     }
     let _watch = host.watch(Duration::from_millis(100))?;
-    let _config_watch = match HostConfig::locate(options.config.as_deref()) {
-        Some(path) => Some(host.watch_config(&path, config, Duration::from_millis(100))?),
-        None => None,
-    };
+    // Without a watcher for it, the configuration still serves; only its edits wait for
+    // a restart.
+    let _config_watch = HostConfig::locate(options.config.as_deref()).and_then(|path| {
+        host.watch_config(&path, config, Duration::from_millis(100))
+            .inspect_err(|e| {
+                eprintln!("warning: {}; edits of it take effect at the next start", Escaped(&e.to_string()))
+            })
+            .ok()
+    });
     match http {
         None => toolhost::serve::serve_stdio(host, options.caller).await?,
         Some(http) => {
