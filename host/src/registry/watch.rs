@@ -203,20 +203,11 @@ pub(crate) fn start_config(
     else {
         return Err(WatchError { path: path.display().to_string(), source: notify::Error::generic("not a file path") });
     };
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
     // The directory, not the file: editors save by writing a new file and renaming it
     // over the old one, which a watch of the old file's inode never sees.
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-        Ok(event) if is_relevant(&event) && event.paths.iter().any(|p| p.file_name() == Some(&file_name)) => {
-            let _ = sender.send(());
-        }
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!("configuration watcher: {}; reading it again", crate::text::Escaped(&error.to_string()));
-            let _ = sender.send(());
-        }
-    })
-    .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
+    let (mut watcher, mut receiver) = signalling_watcher("configuration watcher", move |event| {
+        event.paths.iter().any(|p| p.file_name() == Some(&file_name))
+    })?;
     watcher
         .watch(&dir, RecursiveMode::NonRecursive)
         .map_err(|source| WatchError { path: dir.display().to_string(), source })?;
@@ -266,20 +257,29 @@ pub(crate) fn start_config(
     Ok(WatchHandle { task })
 }
 
-fn start_watcher(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-        Ok(event) if is_relevant(&event) => {
+/// A watcher that signals every relevant event `concerns`, and every watcher error (an
+/// event queue overflow may hide changes: the receiver looks again).
+fn signalling_watcher(
+    name: &'static str,
+    concerns: impl Fn(&notify::Event) -> bool + Send + 'static,
+) -> Result<(notify::RecommendedWatcher, tokio::sync::mpsc::UnboundedReceiver<()>), WatchError> {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+        Ok(event) if is_relevant(&event) && concerns(&event) => {
             let _ = sender.send(());
         }
         Ok(_) => {}
-        // A watcher error (e.g. an event queue overflow) may hide changes: rescan.
         Err(error) => {
-            tracing::warn!("file watcher: {}; rescanning", crate::text::Escaped(&error.to_string()));
+            tracing::warn!("{name}: {}; looking again", crate::text::Escaped(&error.to_string()));
             let _ = sender.send(());
         }
     })
     .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
+    Ok((watcher, receiver))
+}
+
+fn start_watcher(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
+    let (mut watcher, mut receiver) = signalling_watcher("file watcher", |_| true)?;
     let roots: Vec<PathBuf> = host.layers().iter().filter_map(|layer| layer.root.clone()).collect();
     let mut watched = HashMap::new();
     refresh_watches(&mut watcher, &roots, &mut watched)?;
