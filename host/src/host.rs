@@ -30,7 +30,7 @@ use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
 use crate::storage::{Storage, StorageSetting};
-use crate::upstream::{self, Supervisors, UpstreamChanges, UpstreamServer};
+use crate::upstream::{self, Supervisors, UpstreamChanges, UpstreamServer, UpstreamStatus};
 
 /// What the host shares between loads and calls.
 pub(crate) struct Core {
@@ -579,7 +579,7 @@ impl ToolHost {
             .into_iter()
             .map(|tool| native_slot(&self.layers, layer, tool, self.core.defaults))
             .collect::<Result<_, _>>()?;
-        let source_path = upstream::supervisor::error_path(namespace);
+        let source_path = upstream::supervisor::section(namespace);
         let _serialized = self.reload_lock.lock().await;
         let previous = self.snapshot.load_full();
         let mut parts = previous.parts();
@@ -605,6 +605,14 @@ impl ToolHost {
             return Err(NativeToolError::NoSuchLayer(server.layer.clone()));
         }
         Ok(supervisors.apply(servers).await)
+    }
+
+    /// This host's upstream MCP servers, by name, and how each is doing.
+    pub async fn upstreams(&self) -> Vec<UpstreamStatus> {
+        match &self.upstreams {
+            Some(supervisors) => supervisors.statuses().await,
+            None => Vec::new(),
+        }
     }
 
     /// Waits until every upstream server has been tried once, or `limit` passed.

@@ -17,8 +17,9 @@ use toolhost::text::Escaped;
 use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::{Value, json};
+use toolhost::upstream::{UpstreamServer, UpstreamState};
 use toolhost::{
-    CacheSetting, CallError, Caller, ExportFormat, HostConfig, LoadProgress, Tiering, ToolFilter, ToolHost,
+    CacheSetting, CallError, Caller, ExportFormat, HostConfig, LoadProgress, SourceKind, Tiering, ToolFilter, ToolHost,
     ToolHostBuilder, Violation, exit,
 };
 
@@ -76,10 +77,12 @@ enum Command {
         #[command(flatten)]
         filter: ListFilter,
     },
-    /// Show what a component offers, what it imports and what it is granted; or what an
-    /// HTTP tool offers and the request it makes.
+    /// Show what a component offers, what it imports and what it is granted; what an
+    /// HTTP tool offers and the request it makes; or an upstream MCP server's
+    /// declaration, connection and tools.
     Inspect {
-        /// A component file (`.wasm`) or an HTTP tool (`.http.toml`).
+        /// A component file (`.wasm`), an HTTP tool (`.http.toml`), or the name of an
+        /// `[[upstream]]` server of toolhost.toml (when no file has that name).
         file: PathBuf,
     },
     /// Print the tools the agent may call in a function-calling format.
@@ -398,6 +401,13 @@ fn new_token(agent: &str) -> anyhow::Result<ExitCode> {
 }
 
 async fn inspect(options: &HostOptions, file: PathBuf) -> anyhow::Result<ExitCode> {
+    if !file.exists() {
+        let config = options.config()?;
+        let declared = file.to_str().and_then(|name| config.upstreams.iter().find(|server| server.name == name));
+        if let Some(server) = declared.cloned() {
+            return inspect_upstream(options, config, server).await;
+        }
+    }
     let host = options.build_without_layers().await?;
     let inspected = if toolhost::is_http_tool_file(&file) {
         host.inspect_http_tool(&file).map(|tool| serde_json::to_value(&tool))
@@ -413,6 +423,41 @@ async fn inspect(options: &HostOptions, file: PathBuf) -> anyhow::Result<ExitCod
             eprintln!("error[load]: {}", Escaped(&e.to_string()));
             Ok(ExitCode::from(exit::LOAD))
         }
+    }
+}
+
+/// Connects to the upstream server `server` (and loads nothing else of its namespace's
+/// layers) and shows its declaration, its connection and the tools it serves; exits
+/// with the load error's code when it cannot be reached.
+async fn inspect_upstream(
+    options: &HostOptions,
+    config: HostConfig,
+    server: UpstreamServer,
+) -> anyhow::Result<ExitCode> {
+    let host =
+        options.builder_from(config, None, Lifetime::OneShot).only_namespaces([server.name.as_str()]).build().await?;
+    let Some(status) = host.upstreams().await.into_iter().find(|status| status.server.name == server.name) else {
+        anyhow::bail!("the upstream server `{}` was not started", server.name);
+    };
+    let tools: Vec<toolhost::ToolDescription> = host
+        .listing()
+        .tools
+        .into_iter()
+        .filter(|tool| {
+            tool.source == SourceKind::McpServer
+                && toolhost::names::split(&tool.name).is_some_and(|(namespace, _)| namespace == server.name)
+        })
+        .collect();
+    let mut shown = serde_json::to_value(&status)?;
+    shown["contract"] = json!("mcp server");
+    shown["tools"] = serde_json::to_value(tools)?;
+    print_json(&shown);
+    match status.state {
+        UpstreamState::Failed { problem } => {
+            eprintln!("error[load]: upstream `{}`: {}", Escaped(&server.name), Escaped(&problem));
+            Ok(ExitCode::from(exit::LOAD))
+        }
+        UpstreamState::Connecting | UpstreamState::Connected { .. } => Ok(ExitCode::SUCCESS),
     }
 }
 

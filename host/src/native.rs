@@ -86,6 +86,8 @@ pub struct NativeTool {
     timeout: Option<Duration>,
     /// Its own output size limit, likewise.
     max_output: Option<u64>,
+    /// The upstream MCP server answering for it; `None` for a tool of the embedder.
+    pub(crate) upstream: Option<String>,
     handler: Handler,
 }
 
@@ -130,7 +132,14 @@ impl NativeTool {
             output_form: OutputForm::Json,
         };
         let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
-        Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
+        Ok(NativeTool {
+            namespace: namespace.to_owned(),
+            def: Arc::new(def),
+            timeout: None,
+            max_output: None,
+            upstream: None,
+            handler,
+        })
     }
 
     /// A tool from a typed function: its schemas are derived from `In` and `Out`

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tempfile::TempDir;
-use toolhost::{Caller, ErrorKind, HostConfig, ToolHost};
+use toolhost::upstream::UpstreamState;
+use toolhost::{Caller, ErrorKind, HostConfig, SourceKind, ToolHost};
 use toolhost_tests::mcp_python;
 use toolhost_tests::wire::StdioSession;
 
@@ -86,6 +87,14 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     assert_eq!(add.output_schema["properties"]["result"]["type"], "integer", "and its output schema");
     assert_eq!((add.hints.read_only, add.hints.idempotent), (Some(true), Some(true)), "annotations are hints");
     assert_eq!(add.layer, "upstream", "the default layer");
+    assert_eq!(add.source, SourceKind::McpServer);
+    let [status] = host.upstreams().await.try_into().expect("one server");
+    let UpstreamState::Connected { protocol, implementation, tools_served } = &status.state else {
+        panic!("{status:?}")
+    };
+    assert_eq!(protocol, "2025-11-25", "the revision both sides speak");
+    assert_eq!(implementation.as_ref().map(|i| i.name.as_str()), Some("upstream-test"), "what the server says it is");
+    assert_eq!(*tools_served, listed.iter().filter(|tool| tool.name.starts_with("py/")).count());
     for name in ["py/echo", "py/fail", "py/slow", "py/environment", "py/grow", "py/crash"] {
         assert!(listed.iter().any(|tool| tool.name == name), "{name} is listed");
     }
@@ -390,6 +399,103 @@ fn the_server_applies_upstream_edits_and_its_trace_log_holds_no_secret() {
     assert!(log.contains("upstream MCP servers changed"), "the edit is logged");
     assert!(log.lines().count() > 50, "a trace log has something to say");
     assert!(!log.contains(SECRET), "the secret is in the trace log");
+}
+
+/// Runs `toolhost ARGS --config DIR/toolhost.toml` in `dir` with `env` added.
+fn toolhost_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    std::process::Command::new(toolhost_tests::toolhost_bin())
+        .args(args)
+        .arg("--config")
+        .arg(dir.join("toolhost.toml"))
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run toolhost")
+}
+
+fn stdout_json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+#[test]
+fn the_cli_lists_each_tools_source_and_inspects_an_upstream_server_by_name() {
+    const SECRET: &str = "inspect-secret-5512";
+    let dir = tempfile::tempdir().unwrap();
+    let tools = toolhost_tests::ToolsDir::new();
+    tools.install("math", "math", "math");
+    tools.install("plain-geometry", "geometry", "geometry");
+    let forecast = "description = \"Weather for a city.\"\nurl = \"https://api.example.com/{city}\"\n\
+                    network = [\"api.example.com\"]\n\n[input_schema]\ntype = \"object\"\nrequired = [\"city\"]\n\
+                    properties = { city = { type = \"string\" } }\n\n[output_schema]\ntype = \"object\"\n";
+    tools.write("weather", "forecast.http.toml", forecast.as_bytes());
+    let web = HttpUpstream::start(&dir.path().join("web.events"));
+    let config = format!(
+        "{}\n[[upstream]]\nname = \"web\"\nurl = {:?}\ntimeout = \"7s\"\n\
+         headers = {{ Authorization = {{ env = \"WEB_TOKEN\", prefix = \"Bearer \" }}, X-Team = \"{SECRET}\" }}\n\n\
+         [[upstream]]\nname = \"down\"\ncommand = \"/nonexistent/mcp-server\"\n",
+        stdio_upstream(&dir.path().join("py.events"), ""),
+        web.url
+    );
+    std::fs::write(dir.path().join("toolhost.toml"), config).unwrap();
+    let secret_env = [("WEB_TOKEN", SECRET)];
+
+    let listed = toolhost_in(dir.path(), &["list", tools.path().to_str().unwrap()], &secret_env);
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let listing = stdout_json(&listed);
+    let source = |name: &str| {
+        let tool = listing["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == name);
+        tool.unwrap_or_else(|| panic!("{name} is not listed: {listing}"))["source"].clone()
+    };
+    assert_eq!(source("math/add"), "component");
+    assert_eq!(source("geometry/measure"), "plain_component");
+    assert_eq!(source("weather/forecast"), "http");
+    assert_eq!(source("py/add"), "mcp_server");
+    assert_eq!(source("web/add"), "mcp_server");
+    let errors = listing["errors"].to_string();
+    assert!(errors.contains("[[upstream]] down") && errors.contains("cannot start"), "{errors}");
+
+    // By name: the declaration (where secrets come from), the connection, the tools.
+    let inspected = toolhost_in(dir.path(), &["inspect", "web"], &secret_env);
+    assert!(inspected.status.success(), "{}", String::from_utf8_lossy(&inspected.stderr));
+    let web_shown = stdout_json(&inspected);
+    assert_eq!(web_shown["contract"], "mcp server");
+    assert_eq!(
+        (&web_shown["state"], &web_shown["protocol"]),
+        (&json!("connected"), &json!("2025-11-25")),
+        "{web_shown}"
+    );
+    assert_eq!(web_shown["implementation"]["name"], "upstream-test");
+    assert_eq!(web_shown["server"]["url"], web.url.as_str());
+    assert_eq!(web_shown["server"]["timeout_ms"], 7000);
+    assert_eq!(web_shown["server"]["headers"]["Authorization"], json!({ "env": "WEB_TOKEN", "prefix": "Bearer " }));
+    let names: Vec<&str> = web_shown["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"web/add") && names.iter().all(|name| name.starts_with("web/")), "{names:?}");
+    assert_eq!(web_shown["tools_served"], names.len());
+    for (stream, text) in [("stdout", &inspected.stdout), ("stderr", &inspected.stderr)] {
+        assert!(!String::from_utf8_lossy(text).contains(SECRET), "a secret is on {stream}: {web_shown}");
+    }
+
+    let py_shown = stdout_json(&toolhost_in(dir.path(), &["inspect", "py"], &[]));
+    assert_eq!(py_shown["server"]["env"], json!({ "HOME": { "env": "HOME" } }), "{py_shown}");
+    assert_eq!(py_shown["server"]["layer"], "upstream");
+    let add = py_shown["tools"].as_array().unwrap().iter().find(|t| t["name"] == "py/add").expect("py/add");
+    assert_eq!((&add["source"], &add["input_schema"]["required"]), (&json!("mcp_server"), &json!(["a", "b"])));
+
+    // A server that cannot start: shown with its problem, and the load error's exit code.
+    let down = toolhost_in(dir.path(), &["inspect", "down"], &[]);
+    assert_eq!(down.status.code(), Some(i32::from(toolhost::exit::LOAD)), "{down:?}");
+    let down_shown = stdout_json(&down);
+    assert_eq!(down_shown["state"], "failed");
+    assert!(down_shown["problem"].as_str().unwrap().contains("cannot start `/nonexistent/mcp-server`"), "{down_shown}");
+    let stderr = String::from_utf8_lossy(&down.stderr);
+    let last = stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(last.starts_with("error[load]: upstream `down`: cannot start"), "{stderr}");
+
+    // A name that is neither a file nor a server is a missing file, as before.
+    let neither = toolhost_in(dir.path(), &["inspect", "nothing"], &[]);
+    assert_eq!(neither.status.code(), Some(i32::from(toolhost::exit::LOAD)), "{neither:?}");
+    assert!(neither.stdout.is_empty(), "{neither:?}");
 }
 
 /// `@modelcontextprotocol/server-everything` from the npm registry, under

@@ -36,6 +36,8 @@ pub enum SourceKind {
     PlainComponent,
     /// A native Rust tool.
     Native,
+    /// A tool of an upstream MCP server.
+    McpServer,
     /// A declarative HTTP tool.
     Http,
 }
@@ -55,6 +57,7 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, .. } if component.is_plain() => SourceKind::PlainComponent,
             ToolSource::Component { .. } => SourceKind::Component,
+            ToolSource::Native(tool) if tool.upstream.is_some() => SourceKind::McpServer,
             ToolSource::Native(_) => SourceKind::Native,
             ToolSource::Http(_) => SourceKind::Http,
         }
@@ -94,11 +97,16 @@ impl ToolSource {
         }
     }
 
-    /// Where it comes from, for operators: the file, or `native`.
+    /// Where it comes from, for operators: the file, the upstream server's section of
+    /// `toolhost.toml` (`[[upstream]] NAME`), or `native`.
     pub fn origin(&self) -> String {
-        match self.file() {
-            Some(path) => path.display().to_string(),
-            None => "native".to_owned(),
+        match self {
+            ToolSource::Component { component, .. } => component.path.display().to_string(),
+            ToolSource::Http(tool) => tool.path.display().to_string(),
+            ToolSource::Native(tool) => match &tool.upstream {
+                Some(server) => crate::upstream::supervisor::section(server).display().to_string(),
+                None => "native".to_owned(),
+            },
         }
     }
 

@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub(crate) use supervisor::Supervisors;
-pub use supervisor::UpstreamChanges;
+pub use supervisor::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
 
 /// The layer upstream servers go into when they name none.
 pub const DEFAULT_LAYER: &str = "upstream";
@@ -113,6 +113,46 @@ impl Secret {
                 Ok(value) => Ok(format!("{prefix}{}", value.trim_end_matches(['\r', '\n']))),
                 Err(e) => Err(format!("cannot read {}: {e}", path.display())),
             },
+        }
+    }
+}
+
+/// How operators are shown a declaration (`toolhost inspect NAME`): where each secret
+/// comes from, never a value, and a value written in the file not even then.
+impl serde::Serialize for UpstreamServer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let transport = match &self.transport {
+            UpstreamTransport::Command { program, args, env, cwd } => {
+                let env: serde_json::Map<String, serde_json::Value> =
+                    env.iter().map(|(child, host)| (child.clone(), serde_json::json!({ "env": host }))).collect();
+                serde_json::json!({ "command": program, "args": args, "env": env, "cwd": cwd })
+            }
+            UpstreamTransport::Http { url, headers } => {
+                let headers: serde_json::Map<String, serde_json::Value> =
+                    headers.iter().map(|(name, secret)| (name.clone(), secret.shown())).collect();
+                serde_json::json!({ "url": url, "headers": headers })
+            }
+        };
+        let mut shown = serde_json::json!({
+            "name": self.name,
+            "layer": self.layer,
+            "timeout_ms": self.timeout.map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+            "max_response_bytes": self.max_response,
+        });
+        if let (Some(shown), serde_json::Value::Object(transport)) = (shown.as_object_mut(), transport) {
+            shown.extend(transport);
+        }
+        shown.serialize(serializer)
+    }
+}
+
+impl Secret {
+    /// Where the value comes from, as JSON.
+    fn shown(&self) -> serde_json::Value {
+        match self {
+            Secret::Plain(_) => serde_json::json!({ "value": "(written in toolhost.toml; not shown)" }),
+            Secret::Env { name, prefix } => serde_json::json!({ "env": name, "prefix": prefix }),
+            Secret::File { path, prefix } => serde_json::json!({ "file": path, "prefix": prefix }),
         }
     }
 }

@@ -40,8 +40,49 @@ pub(crate) struct Supervisors {
 struct Supervised {
     server: UpstreamServer,
     task: JoinHandle<()>,
-    /// True once its first attempt (listed, or failed) is over.
-    first_attempt: watch::Receiver<bool>,
+    /// What its task last said of the connection.
+    state: watch::Receiver<UpstreamState>,
+}
+
+/// How an upstream server is doing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum UpstreamState {
+    /// The first connection is being made.
+    Connecting,
+    /// Connected, and its tools listed.
+    Connected {
+        /// The MCP revision the server and toolhost agreed on.
+        protocol: String,
+        /// What the server said it is (text from the server), when it did.
+        implementation: Option<Implementation>,
+        /// How many of its tools are served.
+        tools_served: usize,
+    },
+    /// Not connected (never, or no longer); retried with backoff.
+    Failed {
+        /// Why, and when the next attempt is.
+        problem: String,
+    },
+}
+
+/// An MCP implementation's name and version.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Implementation {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// An upstream server, as declared, and how it is doing.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct UpstreamStatus {
+    /// Its declaration (where secrets come from, never their values).
+    pub server: UpstreamServer,
+    /// Its connection.
+    #[serde(flatten)]
+    pub state: UpstreamState,
 }
 
 /// What [`Supervisors::apply`] did, by server name.
@@ -109,38 +150,52 @@ impl Supervisors {
             if !changes.restarted.contains(&name) {
                 changes.started.push(name.clone());
             }
-            let (attempted, first_attempt) = watch::channel(false);
+            let (reported, state) = watch::channel(UpstreamState::Connecting);
             let host = self.host.clone();
             let supervised_server = server.clone();
-            let task = tokio::spawn(async move { supervise(&host, &supervised_server, attempted).await });
-            running.insert(name, Supervised { server, task, first_attempt });
+            let task = tokio::spawn(async move { supervise(&host, &supervised_server, reported).await });
+            running.insert(name, Supervised { server, task, state });
         }
         changes
     }
 
     /// Waits until every server has been tried once (or `limit` passed).
     pub async fn first_attempts(&self, limit: Duration) {
-        let attempts: Vec<watch::Receiver<bool>> =
-            self.running.lock().await.values().map(|supervised| supervised.first_attempt.clone()).collect();
-        let all = futures::future::join_all(attempts.into_iter().map(|mut attempted| async move {
-            let _ = attempted.wait_for(|done| *done).await;
+        let states: Vec<watch::Receiver<UpstreamState>> =
+            self.running.lock().await.values().map(|supervised| supervised.state.clone()).collect();
+        let all = futures::future::join_all(states.into_iter().map(|mut state| async move {
+            let _ = state.wait_for(|state| *state != UpstreamState::Connecting).await;
         }));
         let _ = tokio::time::timeout(limit, all).await;
     }
+
+    /// Every server, by name, and how it is doing.
+    pub async fn statuses(&self) -> Vec<UpstreamStatus> {
+        let running = self.running.lock().await;
+        running
+            .values()
+            .map(|supervised| UpstreamStatus {
+                server: supervised.server.clone(),
+                state: supervised.state.borrow().clone(),
+            })
+            .collect()
+    }
 }
 
-/// The path a server's load errors name: its section of `toolhost.toml`.
-pub(crate) fn error_path(server: &str) -> PathBuf {
+/// Where a server comes from, as its load errors and listings name it: its section of
+/// `toolhost.toml`.
+pub(crate) fn section(server: &str) -> PathBuf {
     PathBuf::from(format!("[[upstream]] {server}"))
 }
 
-async fn supervise(host: &ToolHost, server: &UpstreamServer, attempted: watch::Sender<bool>) {
+/// Keeps `server` connected for as long as the task lives, saying how in `state`.
+async fn supervise(host: &ToolHost, server: &UpstreamServer, state: watch::Sender<UpstreamState>) {
     let mut retry = FIRST_RETRY;
     loop {
         let started = Instant::now();
         let (changed, mut changes) = mpsc::channel(1);
         let ended = match connect(server, changed).await {
-            Ok(connection) => serve(host, server, connection, &mut changes, &attempted).await,
+            Ok(connection) => serve(host, server, connection, &mut changes, &state).await,
             Err(problem) => problem,
         };
         if started.elapsed() >= HEALTHY {
@@ -148,8 +203,8 @@ async fn supervise(host: &ToolHost, server: &UpstreamServer, attempted: watch::S
         }
         let problem = format!("{ended} (next attempt in {:.1} s)", retry.as_secs_f64());
         tracing::warn!(server = %server.name, "upstream MCP server: {}", crate::text::Escaped(&problem));
-        publish(host, server, Vec::new(), Some(problem)).await;
-        attempted.send_replace(true);
+        publish(host, server, Vec::new(), Some(problem.clone())).await;
+        state.send_replace(UpstreamState::Failed { problem });
         tokio::time::sleep(retry).await;
         retry = (retry * 2).min(LAST_RETRY);
     }
@@ -162,11 +217,14 @@ async fn serve(
     server: &UpstreamServer,
     connection: Connection,
     changes: &mut mpsc::Receiver<()>,
-    attempted: &watch::Sender<bool>,
+    state: &watch::Sender<UpstreamState>,
 ) -> String {
     let peer = connection.peer().clone();
     let info = peer.peer_info();
     let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
+    let implementation = info.as_ref().and_then(|info| info.server_info.as_ref()).map(|implementation| {
+        Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
+    });
     tracing::info!(server = %server.name, protocol = %protocol, "upstream MCP server connected");
     let announces_changes =
         info.as_ref().and_then(|info| info.capabilities.tools.as_ref()).and_then(|tools| tools.list_changed);
@@ -207,8 +265,13 @@ async fn serve(
             }
         }
         let error = (!refused.is_empty()).then(|| format!("tools not served: {}", refused.join("; ")));
+        let count = served.len();
         publish(host, server, served, error).await;
-        attempted.send_replace(true);
+        state.send_replace(UpstreamState::Connected {
+            protocol: protocol.clone(),
+            implementation: implementation.clone(),
+            tools_served: count,
+        });
         tokio::select! {
             changed = changes.recv() => {
                 if changed.is_none() {
@@ -249,7 +312,7 @@ fn quit_reason(reason: Result<rmcp::service::QuitReason, tokio::task::JoinError>
 /// Makes `tools` the whole namespace of `server`, with `problem` as its load error.
 async fn publish(host: &ToolHost, server: &UpstreamServer, tools: Vec<NativeTool>, problem: Option<String>) {
     let error = problem.map(|problem| {
-        LoadError::new(error_path(&server.name), LoadErrorKind::Upstream { server: server.name.clone(), problem })
+        LoadError::new(section(&server.name), LoadErrorKind::Upstream { server: server.name.clone(), problem })
     });
     if let Err(problem) = host.replace_source(&server.layer, &server.name, tools, error).await {
         tracing::error!(server = %server.name, "upstream MCP server: {problem}");

@@ -84,6 +84,7 @@ pub(super) fn upstream_tool(
     let mut native = NativeTool::new(&full_name, description, input_schema, output_schema, handler)
         .map_err(|e| e.to_string())?
         .with_hints(hints(tool));
+    native.upstream = Some(server.to_owned());
     if declared_output.is_none() {
         native = native.with_mcp_content_output();
     }
