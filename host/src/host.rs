@@ -112,9 +112,11 @@ impl Core {
         let cache = open_cache(cache, &optimized.engine);
         let tiering = settings.tiering;
         Ok(Arc::new_cyclic(|core| Core {
-            optimizer: (tiering == Tiering::Tiered).then(|| Optimizer::start(core.clone())).and_then(|started| {
-                started.inspect_err(|e| tracing::warn!("baseline code stays: no optimizing thread: {e}")).ok()
-            }),
+            optimizer: (tiering == Tiering::Tiered).then(|| Optimizer::start(core.clone(), settings.clone())).and_then(
+                |started| {
+                    started.inspect_err(|e| tracing::warn!("baseline code stays: no optimizing thread: {e}")).ok()
+                },
+            ),
             optimized,
             baseline: OnceLock::new(),
             settings: settings.clone(),

@@ -3,20 +3,23 @@
 //! A component the compile cache did not hold answers its first calls with Winch's code.
 //! Each such component is queued here; one thread, at a lower scheduling priority than
 //! the threads serving calls, compiles it with Cranelift (single-threaded, so it takes
-//! a spare core, not every core), writes the code to the compile cache, and installs it
-//! as the component's code. Calls that started on the baseline code finish on it; the
+//! a spare core, not every core) in an engine of its own that has no instance pool,
+//! writes the code to the compile cache, and installs it as the component's code in
+//! the host's optimizing engine. Calls that started on the baseline code finish on it; the
 //! next ones get the optimized code. A failure only leaves the baseline code serving.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Weak};
 
+use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::host::Core;
 use crate::registry::component::LoadedComponent;
-use crate::registry::loader::{Upgrade, store};
+use crate::registry::loader::Upgrade;
 use crate::registry::resident::Code;
+use crate::sandbox::engine::{EngineSettings, compiling_engine};
 
 /// How much less the compiling thread gets scheduled than the threads serving calls
 /// (a `nice` increment).
@@ -35,11 +38,13 @@ struct Job {
 
 impl Optimizer {
     /// Starts the worker; it stops when the optimizer and the host are gone.
-    pub fn start(core: Weak<Core>) -> std::io::Result<Optimizer> {
+    pub fn start(core: Weak<Core>, settings: EngineSettings) -> std::io::Result<Optimizer> {
         let (jobs, queue) = channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let counter = pending.clone();
-        std::thread::Builder::new().name("toolhost-optimize".into()).spawn(move || work(core, queue, counter))?;
+        std::thread::Builder::new()
+            .name("toolhost-optimize".into())
+            .spawn(move || work(&core, &settings, &queue, &counter))?;
         Ok(Optimizer { jobs, pending })
     }
 
@@ -57,27 +62,49 @@ impl Optimizer {
     }
 }
 
-fn work(core: Weak<Core>, queue: Receiver<Job>, pending: Arc<AtomicUsize>) {
+fn work(core: &Weak<Core>, settings: &EngineSettings, queue: &Receiver<Job>, pending: &AtomicUsize) {
     lower_priority();
+    // Made for the first job: a host whose cache holds everything never needs it.
+    let mut compiler = None;
     while let Ok(job) = queue.recv() {
-        // A component replaced or removed meanwhile needs no better code.
-        if let (Some(core), Some(component)) = (core.upgrade(), job.component.upgrade()) {
-            optimize(&core, &component, &job.upgrade);
-        }
+        optimize(core, settings, &mut compiler, &job);
         pending.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-fn optimize(core: &Core, component: &LoadedComponent, upgrade: &Upgrade) {
-    let file = component.path.display();
-    let compiled = match Component::new(&core.optimized.engine, &upgrade.bytes) {
+/// Compiles the component of `job` with Cranelift and installs the code. Neither the
+/// host nor the component is held while compiling (a component holds its engine): a
+/// host dropped meanwhile frees its engines and their instance pools at once, and the
+/// code is thrown away when done.
+fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<Result<Engine, String>>, job: &Job) {
+    // A component replaced or removed meanwhile needs no better code.
+    let Some(path) = job.component.upgrade().map(|component| component.path.clone()) else { return };
+    if core.strong_count() == 0 {
+        return;
+    }
+    let file = path.display();
+    let compiler = match compiler.get_or_insert_with(|| compiling_engine(settings).map_err(|e| e.to_string())) {
+        Ok(compiler) => compiler,
+        Err(e) => {
+            tracing::warn!(%file, "no optimizing compile: {e}; the baseline code keeps serving");
+            return;
+        }
+    };
+    let compiled = match Component::new(compiler, &job.upgrade.bytes) {
         Ok(compiled) => compiled,
         Err(e) => {
             tracing::warn!(%file, "the optimizing compile failed; the baseline code keeps serving: {e:#}");
             return;
         }
     };
-    let (compiled, cached) = store(core, &component.hash, compiled);
+    let (Some(core), Some(component)) = (core.upgrade(), job.component.upgrade()) else { return };
+    let (compiled, cached) = match adopt(&core, &component.hash, &compiled) {
+        Ok(adopted) => adopted,
+        Err(e) => {
+            tracing::warn!(%file, "the optimized code cannot be loaded; the baseline code keeps serving: {e}");
+            return;
+        }
+    };
     match Code::link(&core.optimized, &compiled, &component.contract, &component.tools) {
         Ok(code) => {
             component.resident.install(code, cached);
@@ -85,6 +112,21 @@ fn optimize(core: &Core, component: &LoadedComponent, upgrade: &Upgrade) {
         }
         Err(e) => tracing::warn!(%file, "the optimized code cannot be linked; the baseline code keeps serving: {e}"),
     }
+}
+
+/// `compiled` as code of the host's optimizing engine, and whether the compile cache
+/// holds it: mapped from the cache entry it is written to, or copied without one.
+fn adopt(core: &Core, hash: &str, compiled: &Component) -> Result<(Component, bool), String> {
+    if let Some(mapped) = core.cache.as_ref().and_then(|cache| cache.put(&core.optimized.engine, hash, compiled)) {
+        return Ok((mapped, true));
+    }
+    let bytes = compiled.serialize().map_err(|e| format!("{e:#}"))?;
+    // SAFETY: `bytes` were serialized just now, in this process, by an engine configured
+    // like the optimizing engine but for how instances are allocated, which compiled
+    // code does not depend on; wasmtime checks that every setting it does depend on
+    // matches.
+    let component = unsafe { Component::deserialize(&core.optimized.engine, &bytes) }.map_err(|e| format!("{e:#}"))?;
+    Ok((component, false))
 }
 
 /// Makes this thread yield to the threads serving calls (Linux schedules threads, so
@@ -95,5 +137,103 @@ fn lower_priority() {
     // priority as it was.
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, BACKGROUND_NICENESS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::{CacheSetting, ToolHost};
+
+    /// A plain component exporting `spin: func() -> u32`, whose many large functions keep
+    /// Cranelift busy for seconds (Winch, for a fraction of that).
+    fn slow_to_optimize(functions: usize, steps: usize) -> Vec<u8> {
+        let mut module = String::from("(core module $m\n");
+        for f in 0..functions {
+            module.push_str(&format!("(func $f{f} (param i32) (result i32) (local i32 i32 i32)\n"));
+            for k in 0..steps {
+                module.push_str(&format!(
+                    "local.get 0 i32.const {k} i32.mul local.get 1 i32.add local.tee 1 \
+                     local.get 2 i32.xor local.tee 2 local.get 3 i32.rotl local.set 3\n"
+                ));
+            }
+            module.push_str("local.get 1 local.get 2 i32.add local.get 3 i32.add)\n");
+        }
+        module.push_str("(func (export \"spin\") (result i32) i32.const 7 call $f0))\n");
+        let component = format!(
+            "(component {module} (core instance $i (instantiate $m)) \
+             (func (export \"spin\") (result u32) (canon lift (core func $i \"spin\"))))"
+        );
+        wat::parse_str(component).expect("the component's text parses")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_host_dropped_during_a_background_compile_frees_its_engines_at_once() {
+        let tools = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let bytes = slow_to_optimize(300, 300);
+        std::fs::create_dir(tools.path().join("slow")).unwrap();
+        std::fs::write(tools.path().join("slow/big.wasm"), &bytes).unwrap();
+        let settings = EngineSettings { tiering: crate::Tiering::Tiered, ..EngineSettings::default() };
+        let host = ToolHost::builder()
+            .root(tools.path())
+            .engine_settings(settings.clone())
+            .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
+            .build()
+            .await
+            .unwrap();
+        assert_eq!(host.load_errors(), vec![]);
+        assert_eq!(host.optimizations_pending(), 1, "the baseline code serves while Cranelift compiles");
+        assert!(host.call("slow/spin", json!({})).await.is_ok(), "the baseline code answers");
+        let baseline = host.core.baseline().expect("a baseline engine");
+        let engines = [host.core.optimized.engine.weak(), baseline.engine.weak()];
+
+        let dropped = Instant::now();
+        drop(host);
+        while engines.iter().any(|engine| engine.upgrade().is_some()) {
+            assert!(dropped.elapsed() < Duration::from_secs(60), "the engines outlived their host by a minute");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let freed_after = dropped.elapsed();
+
+        // The compile the dropped host left running takes this long, as measured now.
+        let compiler = compiling_engine(&settings).unwrap();
+        let started = Instant::now();
+        Component::new(&compiler, &bytes).unwrap();
+        let compile = started.elapsed();
+        assert!(
+            freed_after * 4 < compile,
+            "the engines were freed {freed_after:?} after the host was dropped; the compile takes {compile:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn optimized_code_replaces_the_baseline_with_and_without_a_compile_cache() {
+        for cache in [Some(tempfile::tempdir().unwrap()), None] {
+            let tools = tempfile::tempdir().unwrap();
+            std::fs::create_dir(tools.path().join("slow")).unwrap();
+            std::fs::write(tools.path().join("slow/small.wasm"), slow_to_optimize(2, 20)).unwrap();
+            let setting = cache.as_ref().map_or(CacheSetting::Disabled, |dir| CacheSetting::Dir(dir.path().to_owned()));
+            let host = ToolHost::builder()
+                .root(tools.path())
+                .engine_settings(EngineSettings { tiering: crate::Tiering::Tiered, ..EngineSettings::default() })
+                .compile_cache(setting)
+                .build()
+                .await
+                .unwrap();
+            let first = host.call("slow/spin", json!({})).await.unwrap();
+            let started = Instant::now();
+            while host.optimizations_pending() > 0 {
+                assert!(started.elapsed() < Duration::from_secs(60), "the optimizing compile did not finish");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let component = host.snapshot().components[0].loaded.clone().expect("loaded");
+            assert_eq!(component.resident.tier(), Some(crate::Tier::Optimized), "cache: {}", cache.is_some());
+            assert_eq!(host.call("slow/spin", json!({})).await.unwrap(), first, "the same answer from either code");
+        }
     }
 }

@@ -97,6 +97,23 @@ impl std::str::FromStr for Tiering {
 
 /// An engine of one tier.
 pub(crate) fn new_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine, BuildError> {
+    let (mut config, pool) = engine_config(settings, tier)?;
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
+}
+
+/// An engine that only compiles, for the background compile of a tiered host: its code
+/// loads into the optimizing engine (instances are allocated differently, which compiled
+/// code does not depend on), and it reserves no instance pool, so a compile that
+/// outlives its host holds no pool.
+pub(crate) fn compiling_engine(settings: &EngineSettings) -> Result<Engine, BuildError> {
+    let (mut config, _) = engine_config(settings, Tier::Optimized)?;
+    config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+    Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
+}
+
+/// The configuration of an engine of `tier`, and the instance pool it runs with.
+fn engine_config(settings: &EngineSettings, tier: Tier) -> Result<(Config, PoolingAllocationConfig), BuildError> {
     if !(1..=MAX_INSTANCES).contains(&settings.max_instances) {
         return Err(BuildError::Settings(format!(
             "max_instances must be between 1 and {MAX_INSTANCES}, not {}",
@@ -151,9 +168,8 @@ pub(crate) fn new_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine
         .epoch_interruption(true)
         .max_wasm_stack(settings.max_wasm_stack)
         .async_stack_size(settings.max_wasm_stack + (1 << 20))
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
         .memory_init_cow(true);
-    Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
+    Ok((config, pool))
 }
 
 /// Advances the epoch of every engine of a host every [`EPOCH_TICK`] on a background
