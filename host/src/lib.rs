@@ -85,7 +85,7 @@ pub use crate::registry::{
 };
 pub use crate::sandbox::engine::{EngineSettings, Tier, Tiering};
 pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};
-pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, TABLE_ELEMENTS_LIMIT};
+pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
 pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};
 pub use crate::sandbox::outbound::{Resolve, SystemResolver};
 pub use crate::sandbox::output::{CapturedOutput, LogLine};

@@ -245,10 +245,10 @@ fn main() -> ExitCode {
 /// `toolhost paths`: one `what path` line each; a path not known is printed as `-`.
 fn paths(host: &HostOptions) -> anyhow::Result<ExitCode> {
     let shown = |path: Option<PathBuf>| path.map_or_else(|| "-".to_owned(), |path| path.display().to_string());
-    println!("cache {}", shown(toolhost::paths::cache_dir()));
-    println!("data {}", shown(toolhost::paths::data_dir()));
-    println!("stdlib {}", shown(toolhost::paths::stdlib_dir()));
-    println!("storage {}", toolhost::storage::Storage::new(host.config()?.storage).location());
+    print_line(&format!("cache {}", shown(toolhost::paths::cache_dir())));
+    print_line(&format!("data {}", shown(toolhost::paths::data_dir())));
+    print_line(&format!("stdlib {}", shown(toolhost::paths::stdlib_dir())));
+    print_line(&format!("storage {}", toolhost::storage::Storage::new(host.config()?.storage).location()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -392,7 +392,7 @@ async fn list(options: &HostOptions, dir: Option<PathBuf>, filter: ToolFilter) -
 fn new_token(agent: &str) -> anyhow::Result<ExitCode> {
     let (token, sha256) =
         toolhost::serve::auth::new_token().map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
-    println!("{token}");
+    print_line(&token);
     let agent = toml::Value::String(agent.to_owned());
     eprintln!(
         "# add to toolhost.toml (the token itself is stored nowhere):\n[[token]]\nagent = {agent}\nsha256 = \"{sha256}\""
@@ -672,5 +672,17 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
 
 fn print_json(value: &Value) {
     let json = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
-    println!("{}", toolhost::text::json_for_terminal(&json));
+    print_line(&toolhost::text::json_for_terminal(&json));
+}
+
+/// Writes a line to stdout. A reader that went away (`toolhost list | head`) fails
+/// nothing: the command ends as it would have, its output dropped.
+fn print_line(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: cannot write to stdout: {e}");
+    }
 }

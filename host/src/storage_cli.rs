@@ -48,13 +48,18 @@ pub async fn run(storage: Storage, command: StorageCommand) -> anyhow::Result<Ex
             for bucket in storage.buckets().await? {
                 let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
                 if owner.as_deref().is_none_or(|owner| owns(owner, &id)) {
-                    println!("{}\t{} keys\t{} bytes", Escaped(&bucket.bucket), bucket.keys, bucket.bytes);
+                    crate::print_line(&format!(
+                        "{}\t{} keys\t{} bytes",
+                        Escaped(&bucket.bucket),
+                        bucket.keys,
+                        bucket.bytes
+                    ));
                 }
             }
         }
         StorageCommand::Keys { bucket } => {
             for (key, _) in storage.entries(&bucket_id(&bucket)?).await? {
-                println!("{}", Escaped(&key));
+                crate::print_line(&Escaped(&key).to_string());
             }
         }
         StorageCommand::Get { bucket, key } => match storage.get(&bucket_id(&bucket)?, &key).await? {
@@ -87,7 +92,7 @@ pub async fn run(storage: Storage, command: StorageCommand) -> anyhow::Result<Ex
                 buckets.insert(id.id.clone(), Value::Object(entries));
             }
             let export = json!({ "format": EXPORT_FORMAT, "owner": owner, "buckets": buckets });
-            println!("{}", serde_json::to_string_pretty(&export)?);
+            crate::print_line(&serde_json::to_string_pretty(&export)?);
         }
         StorageCommand::Import { file } => {
             let text = if file.as_os_str() == "-" {

@@ -65,6 +65,25 @@ fn list_shows_every_tool_with_its_origin() {
 }
 
 #[test]
+fn a_reader_that_goes_away_ends_no_command_with_a_panic() {
+    let tools = ToolsDir::with_examples();
+    for args in [vec!["list", tools.path().to_str().unwrap()], vec!["paths"]] {
+        let mut child = Command::new(toolhost_bin())
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run toolhost");
+        // Closed before anything is written, as `| head -0` would.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{args:?}: {:?}, stderr: {stderr}", output.status);
+        assert!(!stderr.contains("panicked") && !stderr.contains("error"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn inspect_shows_tools_schemas_and_imports() {
     let output = toolhost(&["inspect", component("math").to_str().unwrap()], None);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

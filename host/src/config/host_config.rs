@@ -76,7 +76,7 @@ use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::MAX_TIMEOUT;
-use crate::sandbox::limits::{Ceilings, MAX_INSTANCES};
+use crate::sandbox::limits::{Ceilings, MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::auth::Tokens;
 use crate::serve::limits::{HttpLimits, bounds};
 use crate::storage::StorageSetting;
@@ -500,7 +500,10 @@ fn engine_settings(raw: RawEngine) -> Result<EngineSettings, Problem> {
     if let Some(max_memory) = raw.max_memory {
         let span = max_memory.span();
         engine.max_memory =
-            parse_size(max_memory.get_ref()).map_err(|e| Problem::at(span, format!("`max_memory`: {e}")))?;
+            parse_size(max_memory.get_ref()).map_err(|e| Problem::at(span.clone(), format!("`max_memory`: {e}")))?;
+        if engine.max_memory < MIN_MAX_MEMORY {
+            return Err(Problem::at(span, "`max_memory` must be at least 64 KiB (one WebAssembly page)"));
+        }
     }
     if let Some(max_instances) = raw.max_instances {
         if !(1..=MAX_INSTANCES).contains(max_instances.get_ref()) {
@@ -549,6 +552,9 @@ mod tests {
             HostConfig::parse(Path::new("t.toml"), "[engine]\nmax_memory = \"1 GiB\"\nthreads = 4\n").unwrap_err();
         assert_eq!(error.line, 3);
         assert!(error.problem.contains("unknown field `threads`"), "{error}");
+        let error = HostConfig::parse(Path::new("t.toml"), "[engine]\nmax_memory = \"0\"\n").unwrap_err();
+        assert_eq!(error.line, 2);
+        assert!(error.problem.contains("at least 64 KiB"), "{error}");
         let error = HostConfig::parse(Path::new("t.toml"), "[defaults]\nmemory = \"2 GiB\"\n").unwrap_err();
         assert!(error.problem.contains("over the host's ceiling"), "{error}");
         let error = HostConfig::parse(

@@ -18,7 +18,7 @@ use std::time::Duration;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
 use crate::error::BuildError;
-use crate::sandbox::limits::{MAX_INSTANCES, TABLE_ELEMENTS_LIMIT};
+use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
 
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
 /// async runtime at this granularity, so it bounds both timeout precision and how long a
@@ -120,6 +120,12 @@ fn engine_config(settings: &EngineSettings, tier: Tier) -> Result<(Config, Pooli
             settings.max_instances
         )));
     }
+    if settings.max_memory < MIN_MAX_MEMORY {
+        return Err(BuildError::Settings(format!(
+            "max_memory must be at least {MIN_MAX_MEMORY} bytes (one WebAssembly page), not {}",
+            settings.max_memory
+        )));
+    }
     let max_memory = usize::try_from(settings.max_memory)
         .map_err(|_| BuildError::Settings(format!("max_memory of {} bytes is too large", settings.max_memory)))?;
     let slots = settings.max_instances;
@@ -216,5 +222,18 @@ impl Drop for EpochTicker {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_needs_room_for_one_page_of_memory() {
+        let settings = |max_memory| EngineSettings { max_memory, ..EngineSettings::default() };
+        let refused = new_engine(&settings(MIN_MAX_MEMORY - 1), Tier::Optimized).unwrap_err();
+        assert!(refused.to_string().contains("at least 65536 bytes"), "{refused}");
+        assert!(new_engine(&settings(MIN_MAX_MEMORY), Tier::Optimized).is_ok());
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! [`Limits`] are host-wide defaults, narrowed or widened per component by its manifest,
 //! never beyond the [`Ceilings`]: the memory the engine's pool reserves per instance
-//! (configurable), [`MAX_TIMEOUT`], [`TABLE_ELEMENTS_LIMIT`] and [`MAX_INSTANCES`].
+//! (configurable), [`MAX_TIMEOUT`], [`TABLE_ELEMENTS_LIMIT`], [`MAX_INSTANCES`] and [`MIN_MAX_MEMORY`].
 
 use std::time::Duration;
 
@@ -21,6 +21,10 @@ pub const TABLE_ELEMENTS_LIMIT: usize = 1 << 16;
 /// `max_memory` slot) and the pool reserves several core instances, memories and tables
 /// per component instance.
 pub const MAX_INSTANCES: u32 = 4096;
+
+/// The least `max_memory` an engine takes: one WebAssembly page. Below it no component
+/// with a memory could ever run.
+pub const MIN_MAX_MEMORY: u64 = 64 << 10;
 
 /// Upper bounds a manifest (or the host's default limits) may not exceed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
