@@ -387,6 +387,47 @@ async fn optimized_code_replaces_baseline_code_without_harming_calls_in_flight()
     assert_eq!(host.call("hostile/count_calls", json!({})).await, Ok(json!({ "calls": 1 })), "fresh instance");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_change_keeps_the_compiled_code_and_its_background_compile() {
+    for cache in [Some(tempfile::tempdir().unwrap()), None] {
+        let tools = ToolsDir::new();
+        tools.install("hostile", "hostile", "hostile");
+        let manifest = |version: u32| {
+            tools.manifest("hostile", "hostile", &format!("[grants]\nconfig = {{ version = \"{version}\" }}\n"));
+        };
+        manifest(1);
+        let setting = cache.as_ref().map_or(CacheSetting::Disabled, |dir| CacheSetting::Dir(dir.path().to_owned()));
+        let host = ToolHost::builder().root(tools.path()).compile_cache(setting).build().await.unwrap();
+        let served = |host: &ToolHost| host.snapshot().tools["hostile/config"].source.component().unwrap().clone();
+        let version = async |host: &ToolHost| host.call("hostile/config", json!({ "name": "version" })).await.unwrap();
+        let first = served(&host);
+        assert_eq!(first.tier(), Some(Tier::Baseline), "cold: Winch's code first");
+
+        // Same bytes, new grants: the new version links the code the last one had.
+        manifest(2);
+        let change = host.reload().await;
+        assert!(change.errors.is_empty(), "{change:?}");
+        let second = served(&host);
+        assert!(!Arc::ptr_eq(&first, &second), "a new version");
+        assert_eq!(version(&host).await, json!({ "value": "2" }), "with the new grants");
+        assert_eq!(second.compile_time, first.compile_time, "its code was not compiled again");
+        drop(first);
+
+        // The background compile still replaces the baseline code of the new version.
+        wait_until_optimized(&host).await;
+        assert_eq!(second.tier(), Some(Tier::Optimized), "cache: {}", cache.is_some());
+
+        // And optimized code is kept across a manifest change too.
+        manifest(3);
+        let change = host.reload().await;
+        assert!(change.errors.is_empty(), "{change:?}");
+        let third = served(&host);
+        assert_eq!(third.tier(), Some(Tier::Optimized), "cache: {}", cache.is_some());
+        assert_eq!(host.optimizations_pending(), 0, "nothing to compile again");
+        assert_eq!(version(&host).await, json!({ "value": "3" }));
+    }
+}
+
 #[tokio::test]
 async fn idle_code_leaves_memory_and_the_next_call_maps_it_again() {
     let cache = tempfile::tempdir().unwrap();

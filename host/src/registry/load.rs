@@ -298,7 +298,7 @@ impl Loading {
             let (core, load_slots) = (core.clone(), load_slots.clone());
             tasks.spawn(async move {
                 let _slot = load_slots.acquire_owned().await;
-                let result = load_catching_panics(&core, &found).await;
+                let result = load_catching_panics(&core, &found, last_good.as_deref()).await;
                 (order, slot_from(found, fingerprint, result, last_good))
             });
         }
@@ -324,8 +324,12 @@ impl Loading {
 
 /// A bug in a loader must cost one file, not the file's last good version nor the
 /// whole reload: a panic becomes that file's load error.
-async fn load_catching_panics(core: &Arc<Core>, found: &Discovered) -> Result<Arc<LoadedComponent>, LoadError> {
-    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref()));
+async fn load_catching_panics(
+    core: &Arc<Core>,
+    found: &Discovered,
+    previous: Option<&LoadedComponent>,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref(), previous));
     load.catch_unwind().await.unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<&str>()
@@ -363,14 +367,16 @@ fn slot_from(
     }
 }
 
-/// Loads one component file with the manifest beside it, to be served: baseline code
-/// is queued for the background compile that replaces it.
+/// Loads one component file with the manifest beside it, to be served, reusing the
+/// code of `previous` (the version served until now) when the bytes are the same:
+/// baseline code is queued for the background compile that replaces it.
 pub(crate) async fn load_file(
     core: &Arc<Core>,
     path: &Path,
     manifest_path: Option<&Path>,
+    previous: Option<&LoadedComponent>,
 ) -> Result<Arc<LoadedComponent>, LoadError> {
-    let (component, upgrade) = read_and_load(core, path, manifest_path).await?;
+    let (component, upgrade) = read_and_load(core, path, manifest_path, previous).await?;
     let component = Arc::new(component);
     if let (Some(upgrade), Some(optimizer)) = (upgrade, &core.optimizer) {
         optimizer.enqueue(&component, upgrade);
@@ -384,18 +390,19 @@ pub(crate) async fn inspect_file(
     path: &Path,
     manifest_path: Option<&Path>,
 ) -> Result<LoadedComponent, LoadError> {
-    read_and_load(core, path, manifest_path).await.map(|(component, _)| component)
+    read_and_load(core, path, manifest_path, None).await.map(|(component, _)| component)
 }
 
 async fn read_and_load(
     core: &Arc<Core>,
     path: &Path,
     manifest_path: Option<&Path>,
+    previous: Option<&LoadedComponent>,
 ) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
     let manifest = match manifest_path {
         Some(manifest_path) => load_manifest(manifest_path, core.defaults, core.ceilings)?,
         None => Manifest::default_for(core.defaults),
     };
     let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    core.loader().load_bytes(path, manifest_path, bytes, manifest).await
+    core.loader().load_bytes(path, manifest_path, bytes, manifest, previous).await
 }

@@ -53,6 +53,29 @@ pub(crate) struct Compiled {
     pub docs: Docs,
 }
 
+/// The resident code of `previous` when `bytes` are what it was compiled from: a
+/// changed manifest must not cost a compile (nor, for baseline code, a second background
+/// compile; the one under way stores its code in the cache for the next).
+fn reuse(previous: &LoadedComponent, bytes: &[u8]) -> Option<Compiled> {
+    let code = previous.resident.current()?;
+    let hash = content_hash(bytes);
+    if hash != previous.hash {
+        return None;
+    }
+    let baseline = code.tier == Tier::Baseline;
+    Some(Compiled {
+        component: code.component().clone(),
+        tier: code.tier,
+        hash,
+        size: previous.size,
+        time: previous.compile_time,
+        from_cache: previous.from_cache,
+        cached: previous.resident.restorable(),
+        bytes: baseline.then(|| bytes.into()),
+        docs: Docs::read(bytes),
+    })
+}
+
 /// Writes optimized code to the compile cache and returns the copy mapped from it (the
 /// one in memory when there is no cache, or writing failed), and whether the cache holds
 /// it.
@@ -326,8 +349,12 @@ impl Loader<'_> {
         manifest_path: Option<&Path>,
         bytes: Vec<u8>,
         manifest: Manifest,
+        previous: Option<&LoadedComponent>,
     ) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
-        let compiled = self.compile(path, bytes).await?;
+        let compiled = match previous.and_then(|previous| reuse(previous, &bytes)) {
+            Some(compiled) => compiled,
+            None => self.compile(path, bytes).await?,
+        };
         self.finish(path, manifest_path, compiled, manifest).await
     }
 }

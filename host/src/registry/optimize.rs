@@ -75,14 +75,26 @@ fn work(core: &Weak<Core>, settings: &EngineSettings, queue: &Receiver<Job>, pen
 /// Compiles the component of `job` with Cranelift and installs the code. Neither the
 /// host nor the component is held while compiling (a component holds its engine): a
 /// host dropped meanwhile frees its engines and their instance pools at once, and the
-/// code is thrown away when done.
+/// code is thrown away when done. A component replaced meanwhile by a version of the
+/// same bytes (its manifest changed) still gets the code written to the compile cache,
+/// where that version's own job finds it.
 fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<Result<Engine, String>>, job: &Job) {
-    // A component replaced or removed meanwhile needs no better code.
-    let Some(path) = job.component.upgrade().map(|component| component.path.clone()) else { return };
+    // A component replaced or removed before its turn needs no better code.
+    let Some((path, hash)) = job.component.upgrade().map(|component| (component.path.clone(), component.hash.clone()))
+    else {
+        return;
+    };
+    let file = path.display();
+    if let Some(host) = core.upgrade()
+        && let Some(cache) = &host.cache
+        && let Ok(mapped) = cache.get(&host.optimized.engine, &hash)
+    {
+        install(&host, job, &mapped, true);
+        return;
+    }
     if core.strong_count() == 0 {
         return;
     }
-    let file = path.display();
     let compiler = match compiler.get_or_insert_with(|| compiling_engine(settings).map_err(|e| e.to_string())) {
         Ok(compiler) => compiler,
         Err(e) => {
@@ -97,15 +109,22 @@ fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<
             return;
         }
     };
-    let (Some(core), Some(component)) = (core.upgrade(), job.component.upgrade()) else { return };
-    let (compiled, cached) = match adopt(&core, &component.hash, &compiled) {
-        Ok(adopted) => adopted,
-        Err(e) => {
-            tracing::warn!(%file, "the optimized code cannot be loaded; the baseline code keeps serving: {e}");
-            return;
-        }
-    };
-    match Code::link(&core.optimized, &compiled, &component.contract, &component.tools) {
+    let Some(host) = core.upgrade() else { return };
+    if host.cache.is_none() && job.component.strong_count() == 0 {
+        return;
+    }
+    match adopt(&host, &hash, &compiled) {
+        Ok((adopted, cached)) => install(&host, job, &adopted, cached),
+        Err(e) => tracing::warn!(%file, "the optimized code cannot be loaded; the baseline code keeps serving: {e}"),
+    }
+}
+
+/// Makes `compiled` (code of the optimizing engine) the code of the job's component, if
+/// it is still served.
+fn install(core: &Core, job: &Job, compiled: &Component, cached: bool) {
+    let Some(component) = job.component.upgrade() else { return };
+    let file = component.path.display();
+    match Code::link(&core.optimized, compiled, &component.contract, &component.tools) {
         Ok(code) => {
             component.resident.install(code, cached);
             tracing::debug!(%file, "optimized code installed");

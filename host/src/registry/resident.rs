@@ -75,6 +75,14 @@ impl Code {
         };
         Ok(Code { tier: engine.tier, engine: engine.engine.clone(), kind })
     }
+
+    /// The compiled component this code links.
+    pub fn component(&self) -> &Component {
+        match &self.kind {
+            CodeKind::Toolbox(pre) => pre.instance_pre().component(),
+            CodeKind::Plain { pre, .. } => pre.component(),
+        }
+    }
 }
 
 /// The code of a component, when resident, and when it was last used.
@@ -100,8 +108,14 @@ impl Resident {
         }
     }
 
-    fn current(&self) -> Option<Arc<Code>> {
+    /// The resident code, if any.
+    pub fn current(&self) -> Option<Arc<Code>> {
         self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether the compile cache holds the code.
+    pub fn restorable(&self) -> bool {
+        self.restorable.load(Ordering::Relaxed)
     }
 
     /// The tier of the resident code, if any.
