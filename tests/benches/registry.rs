@@ -89,6 +89,11 @@ async fn wait_for_version(host: &ToolHost, version: &str) {
     }
 }
 
+/// A host (tiered, the default) of `tools` with its compile cache in `cache`.
+async fn host_with_cache(tools: &ToolsDir, cache: &std::path::Path) -> ToolHost {
+    ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Dir(cache.to_owned())).build().await.unwrap()
+}
+
 /// From writing new bytes of the math toolbox (237 KB, a small component) to its first
 /// call answered by them, 15 times, polling every millisecond and pausing 300 ms between
 /// writes (the background compile of the version before has the spare core).
@@ -97,12 +102,7 @@ async fn small_new_bytes(nonce: &str, debounce: Duration) -> Vec<Duration> {
     let tools = ToolsDir::new();
     let wasm = tools.install("math", "math", "math");
     let math = std::fs::read(component("math")).unwrap();
-    let host = ToolHost::builder()
-        .root(tools.path())
-        .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
-        .build()
-        .await
-        .unwrap();
+    let host = host_with_cache(&tools, cache.path()).await;
     let _watch = host.watch(debounce).unwrap();
     let served_hash = |host: &ToolHost| host.snapshot().components[0].loaded.as_ref().map(|c| c.hash.clone());
     let mut samples = Vec::new();
@@ -162,12 +162,7 @@ fn main() {
         let wasm = tools.install("hostile", "hostile", "hostile");
         let manifest = tools.manifest("hostile", "hostile", "[grants]\nconfig = { version = \"0\" }\n");
         let hostile = std::fs::read(component("hostile")).unwrap();
-        let host = ToolHost::builder()
-            .root(tools.path())
-            .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
-            .build()
-            .await
-            .unwrap();
+        let host = host_with_cache(&tools, cache.path()).await;
         let debounce = Duration::from_millis(20);
         let watch = host.watch(debounce).unwrap();
         let mut manifest_change = Vec::new();

@@ -336,6 +336,19 @@ async fn a_streamable_http_upstream_gets_its_headers_and_the_secret_shows_nowher
     assert!(!recorded.contains(SECRET), "records hold no output: {recorded}");
 }
 
+/// Lists the tools of `session` until `name` is among them; fails after 20 s of `what`.
+fn wait_until_listed(session: &mut StdioSession, name: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let tools = session.request("tools/list", json!({}));
+        if tools["result"]["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == name)) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{name} was not listed within 20 s {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn the_server_applies_upstream_edits_and_its_trace_log_holds_no_secret() {
     const SECRET: &str = "trace-secret-7731";
@@ -356,15 +369,7 @@ fn the_server_applies_upstream_edits_and_its_trace_log_holds_no_secret() {
         .env("WEB_TOKEN", SECRET)
         .stderr(std::fs::File::create(&log).unwrap());
     let mut session = StdioSession::start(command);
-    let listed = |session: &mut StdioSession, name: &str| -> bool {
-        let tools = session.request("tools/list", json!({}));
-        tools["result"]["tools"].as_array().is_some_and(|tools| tools.iter().any(|tool| tool["name"] == name))
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !listed(&mut session, "web.add") {
-        assert!(Instant::now() < deadline, "web/add was not listed within 20 s");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_listed(&mut session, "web.add", "of the start");
     let added = session.call("web.add", &json!({ "a": 1, "b": 2 }));
     assert_eq!(added["result"]["structuredContent"], json!({ "result": 3 }), "{added}");
 
@@ -372,11 +377,7 @@ fn the_server_applies_upstream_edits_and_its_trace_log_holds_no_secret() {
         &path,
         format!("{web_only}\n{}", stdio_upstream(&dir.path().join("py.events"), "")).as_bytes(),
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !listed(&mut session, "py.add") {
-        assert!(Instant::now() < deadline, "py/add was not listed within 20 s of the edit");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_listed(&mut session, "py.add", "of the edit");
     let added = session.call("py.add", &json!({ "a": 2, "b": 2 }));
     assert_eq!(added["result"]["structuredContent"], json!({ "result": 4 }), "{added}");
     // A tool without an output schema answers MCP clients with its content blocks as
