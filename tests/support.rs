@@ -407,8 +407,9 @@ pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, se
 /// reused afterwards: a marker file records a finished install, and a file lock keeps
 /// parallel tests and test processes from installing at once.
 pub fn mcp_python() -> PathBuf {
-    /// The official MCP SDK, and the Prometheus client whose parser reads `/metrics`.
-    const REQUIREMENTS: [&str; 2] = ["mcp>=2.3,<3", "prometheus-client>=0.20,<1"];
+    /// The official MCP SDK, the Prometheus client whose parser reads `/metrics`, and
+    /// `cryptography`, which makes cosign-style keys and signatures.
+    const REQUIREMENTS: [&str; 3] = ["mcp>=2.3,<3", "prometheus-client>=0.20,<1", "cryptography>=42"];
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -506,4 +507,26 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A key pair as `cosign generate-key-pair` makes one (`<dir>/<name>/cosign.pub`, and
+/// `cosign.key` unencrypted), made by `tests/trust/cosign_keys.py` with Python's
+/// `cryptography`: an implementation independent of the host's.
+pub fn cosign_keygen(dir: &Path, name: &str) -> PathBuf {
+    let keys = dir.join(name);
+    std::fs::create_dir_all(&keys).expect("create the key directory");
+    run_cosign_keys(&[Path::new("keygen"), &keys]);
+    keys
+}
+
+/// Writes `signature`: the signature of `blob`'s bytes by `keys/cosign.key`, as
+/// `cosign sign-blob --key cosign.key --output-signature SIGNATURE BLOB` writes it.
+pub fn cosign_sign(keys: &Path, blob: &Path, signature: &Path) {
+    run_cosign_keys(&[Path::new("sign"), &keys.join("cosign.key"), blob, signature]);
+}
+
+fn run_cosign_keys(args: &[&Path]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("trust/cosign_keys.py");
+    let output = Command::new(mcp_python()).arg(script).args(args).output().expect("run cosign_keys.py");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 }

@@ -341,6 +341,22 @@ pub enum LoadErrorKind {
     #[error("line {line}: {problem}")]
     Manifest { line: usize, problem: String },
 
+    /// The bytes are not the ones pinned: the file changed, or the pin is stale.
+    #[error("its bytes are {actual}, but {} pins {pinned}", .pinned_by.display())]
+    PinMismatch {
+        /// The digest the pin asks for.
+        pinned: String,
+        /// The digest of the bytes read.
+        actual: String,
+        /// The file holding the pin.
+        pinned_by: std::path::PathBuf,
+    },
+
+    /// Signatures are required and this component has none that a configured key
+    /// made over its bytes.
+    #[error("signature: {0}")]
+    Signature(String),
+
     /// An upstream MCP server cannot be reached, died, or offers tools that cannot be
     /// served; the rest of its namespace (if any) is served.
     #[error("upstream MCP server `{server}`: {problem}")]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use wasmtime::Engine;
+use wasmtime::component::Component;
 
 use crate::audit::{Audit, CallRecord};
 use crate::config::HostConfig;
@@ -30,6 +31,7 @@ use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
 use crate::storage::{Storage, StorageSetting};
+use crate::trust::SigningKeys;
 use crate::upstream::{self, Supervisors, UpstreamChanges, UpstreamServer, UpstreamStatus};
 
 /// What the host shares between loads and calls.
@@ -45,6 +47,8 @@ pub(crate) struct Core {
     pub defaults: Limits,
     pub ceilings: Ceilings,
     pub cache: Option<CompileCache>,
+    /// Code `toolhost compile` made for this engine, read only.
+    pub precompiled: Option<CompileCache>,
     /// Replaces baseline code in the background (tiered hosts only).
     pub optimizer: Option<Optimizer>,
     epoch: EpochTicker,
@@ -54,6 +58,8 @@ pub(crate) struct Core {
     pub storage: Arc<Storage>,
     /// The only namespaces discovered, when the host serves a few (a one-shot call).
     pub namespaces: Option<Vec<String>>,
+    /// Keys one of which must have signed a component's bytes before they are compiled.
+    pub signing_keys: SigningKeys,
     /// Compiles at once: one per core, since compiling is CPU-bound and more at once
     /// only multiplies the memory held by half-built components.
     pub compile_slots: tokio::sync::Semaphore,
@@ -97,19 +103,27 @@ impl Core {
             .as_ref()
     }
 
+    /// Optimized code for `hash` from a cache, mapped: the precompiled one first, then
+    /// the compile cache. Blocking file I/O (a checksum pass, a mapping).
+    pub fn cached_code(&self, hash: &str) -> Option<Component> {
+        self.precompiled.iter().chain(&self.cache).find_map(|cache| cache.get(&self.optimized.engine, hash).ok())
+    }
+
     /// The optimizing engine, the clock that interrupts guests, and the background
     /// compiler of a tiered host.
     fn start(
         settings: &EngineSettings,
-        cache: CacheSetting,
+        caches: Caches,
         defaults: Limits,
         resolver: Arc<dyn Resolve>,
         storage: Arc<Storage>,
         namespaces: Option<Vec<String>>,
+        signing_keys: SigningKeys,
     ) -> Result<Arc<Core>, BuildError> {
         let optimized = TierEngine::new(settings, Tier::Optimized)?;
         let epoch = EpochTicker::start(&optimized.engine).map_err(BuildError::EpochThread)?;
-        let cache = open_cache(cache, &optimized.engine);
+        let cache = open_cache(caches.compile, &optimized.engine);
+        let precompiled = caches.precompiled.and_then(|dir| open_precompiled(&dir, &optimized.engine));
         let tiering = settings.tiering;
         Ok(Arc::new_cyclic(|core| Core {
             optimizer: (tiering == Tiering::Tiered).then(|| Optimizer::start(core.clone(), settings.clone())).and_then(
@@ -124,15 +138,23 @@ impl Core {
             defaults,
             ceilings: Ceilings::of(settings),
             cache,
+            precompiled,
             epoch,
             resolver,
             storage,
             namespaces,
+            signing_keys,
             compile_slots: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16),
             ),
         }))
     }
+}
+
+/// Where compiled code is looked up before compiling.
+struct Caches {
+    compile: CacheSetting,
+    precompiled: Option<PathBuf>,
 }
 
 /// Where compiled components are cached.
@@ -171,6 +193,8 @@ pub struct ToolHostBuilder {
     /// Native tools by the name of their layer.
     natives: Vec<(String, NativeTool)>,
     upstreams: Vec<UpstreamServer>,
+    signing_keys: SigningKeys,
+    precompiled: Option<PathBuf>,
 }
 
 impl Default for ToolHostBuilder {
@@ -192,6 +216,8 @@ impl Default for ToolHostBuilder {
             serve_while_loading: false,
             natives: Vec::new(),
             upstreams: Vec::new(),
+            signing_keys: SigningKeys::none(),
+            precompiled: None,
         }
     }
 }
@@ -312,6 +338,23 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Requires every component to carry a cosign signature by one of these keys
+    /// (`<name>.wasm.sig`), checked before its bytes are compiled or looked up in the
+    /// compile cache (default: none required). See [`crate::trust`].
+    pub fn signing_keys(mut self, keys: SigningKeys) -> Self {
+        self.signing_keys = keys;
+        self
+    }
+
+    /// A cache `toolhost compile` filled for this engine configuration, read (never
+    /// written) before the compile cache: replicas mount one read-only and start without
+    /// compiling. One made for another engine is ignored, with a warning, and components
+    /// are compiled.
+    pub fn precompiled_cache(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.precompiled = Some(dir.into());
+        self
+    }
+
     /// Where to cache compiled components (default: the user's cache directory).
     pub fn compile_cache(mut self, setting: CacheSetting) -> Self {
         self.cache = setting;
@@ -329,7 +372,15 @@ impl ToolHostBuilder {
             self.layers.insert(above_stdlib, Layer::native(upstream::DEFAULT_LAYER));
         }
         let storage = Arc::new(Storage::new(self.storage));
-        let core = Core::start(&self.engine, self.cache, self.defaults, self.resolver, storage, self.namespaces)?;
+        let core = Core::start(
+            &self.engine,
+            Caches { compile: self.cache, precompiled: self.precompiled },
+            self.defaults,
+            self.resolver,
+            storage,
+            self.namespaces,
+            self.signing_keys,
+        )?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
         let mut natives = Vec::with_capacity(self.natives.len());
@@ -448,6 +499,19 @@ fn open_cache(setting: CacheSetting, engine: &Engine) -> Option<CompileCache> {
         .ok()
 }
 
+fn open_precompiled(dir: &Path, engine: &Engine) -> Option<CompileCache> {
+    match CompileCache::open_precompiled(dir, engine) {
+        Ok(cache) => {
+            tracing::info!(dir = %cache.dir().display(), "precompiled code is read from here");
+            Some(cache)
+        }
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), "the precompiled cache is not used, components are compiled: {e}");
+            None
+        }
+    }
+}
+
 /// A host serving the tools of its layers. Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct ToolHost {
@@ -510,6 +574,12 @@ impl ToolHost {
     /// replaces it with optimized code.
     pub fn optimizations_pending(&self) -> usize {
         self.core.optimizer.as_ref().map_or(0, Optimizer::pending)
+    }
+
+    /// The directory this host's compile cache entries go to (`<cache>/<engine key>`:
+    /// the key names the engine configuration the code is for), when it has a cache.
+    pub fn compile_cache_dir(&self) -> Option<&Path> {
+        self.core.cache.as_ref().map(|cache| cache.dir())
     }
 
     /// Components that could not be loaded, and why.

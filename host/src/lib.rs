@@ -60,6 +60,7 @@ mod schema;
 pub mod serve;
 pub mod storage;
 pub mod text;
+pub mod trust;
 pub mod upstream;
 
 pub use crate::access::ListingVersion;

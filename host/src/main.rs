@@ -127,6 +127,18 @@ enum Command {
         #[arg(long, requires = "http")]
         insecure_no_auth: bool,
     },
+    /// Compile every component of the layers (or of DIR) with the optimizing compiler
+    /// into INTO, for replicas that read it as their `[cache] precompiled` (it may be
+    /// mounted read-only). The code is for this host's engine configuration (this
+    /// toolhost's version and the configuration's [engine] settings); prints the engine
+    /// key and each component.
+    Compile {
+        /// A tools directory, as if given with --root.
+        dir: Option<PathBuf>,
+        /// The directory to fill (created when missing; entries already there are kept).
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+    },
     /// Make a bearer token for the HTTP server: prints the token on stdout and the
     /// `[[token]]` entry for toolhost.toml (its SHA-256, no secret) on stderr.
     Token {
@@ -228,6 +240,7 @@ fn main() -> ExitCode {
                 let http = http.map(|addr| HttpServe { addr, allow_hosts, insecure_no_auth });
                 serve(host, dir, http).await
             }
+            Command::Compile { dir, into } => compile(&host, dir, into).await,
             Command::Token { command: TokenCommand::New { agent } } => new_token(&agent),
             Command::Storage { command } => {
                 let storage = toolhost::storage::Storage::new(host.config()?.storage);
@@ -386,6 +399,56 @@ async fn list(options: &HostOptions, dir: Option<PathBuf>, filter: ToolFilter) -
     let mut listing = host.listing();
     listing.tools.retain(|tool| filter.keeps(&tool.policy()));
     print_json(&serde_json::to_value(listing)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolhost compile`: a one-shot host (Cranelift only) whose compile cache is INTO and
+/// that reads no precompiled cache, so every component's code ends up in INTO; upstream
+/// servers are not started (they have no code to compile).
+async fn compile(options: &HostOptions, dir: Option<PathBuf>, into: PathBuf) -> anyhow::Result<ExitCode> {
+    let config = HostConfig { precompiled: None, upstreams: Vec::new(), ..options.config()? };
+    let host = options
+        .builder_from(config, dir, Lifetime::OneShot)
+        .compile_cache(CacheSetting::Dir(into.clone()))
+        .build()
+        .await?;
+    let Some(engine_dir) = host.compile_cache_dir() else {
+        anyhow::bail!("{} cannot hold a compile cache (the warning above says why)", into.display());
+    };
+    let snapshot = host.snapshot();
+    let components: Vec<serde_json::Value> = snapshot
+        .components
+        .iter()
+        .filter(|slot| slot.error.is_none())
+        .filter_map(|slot| slot.loaded.as_ref())
+        .map(|component| {
+            let entry = engine_dir.join(format!("{}.cwasm", component.hash));
+            json!({
+                "file": component.path,
+                "hash": component.hash,
+                "already_compiled": component.from_cache,
+                "compile_ms": component.compile_time.as_secs_f64() * 1000.0,
+                "written": entry.is_file(),
+            })
+        })
+        .collect();
+    let errors = host.load_errors();
+    let unwritten = components.iter().filter(|c| c["written"] != json!(true)).count();
+    print_json(&json!({
+        "into": engine_dir,
+        "engine": engine_dir.file_name().map(|name| name.to_string_lossy()),
+        "components": components,
+        "errors": errors,
+    }));
+    if !errors.is_empty() || unwritten > 0 {
+        for error in &errors {
+            eprintln!("error[load]: {}", Escaped(&error.to_string()));
+        }
+        if unwritten > 0 {
+            eprintln!("error: {unwritten} components' code could not be written to {}", engine_dir.display());
+        }
+        return Ok(ExitCode::from(exit::LOAD));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

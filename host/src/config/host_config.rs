@@ -25,6 +25,10 @@
 //!
 //! [cache]
 //! dir = "/var/cache/toolhost"   # or: enabled = false
+//! precompiled = "/precompiled"  # read-only code from `toolhost compile`, looked up first
+//!
+//! [signatures]                # every component must carry a cosign signature by one of
+//! keys = ["keys/cosign.pub"]    # these keys (`<name>.wasm.sig`); relative to this file
 //!
 //! [audit]
 //! jsonl = "audit.jsonl"         # one JSON line per call attempt; relative to this file
@@ -80,6 +84,7 @@ use crate::sandbox::limits::{Ceilings, MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::auth::Tokens;
 use crate::serve::limits::{HttpLimits, bounds};
 use crate::storage::StorageSetting;
+use crate::trust::SigningKeys;
 use crate::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
@@ -98,6 +103,8 @@ pub struct HostConfig {
     pub engine: EngineSettings,
     /// Where compiled components are cached.
     pub cache: CacheSetting,
+    /// Code `toolhost compile` made, read before the cache (`[cache] precompiled`).
+    pub precompiled: Option<PathBuf>,
     /// Who may call what.
     pub policy: Policy,
     /// A JSON line per call attempt goes here.
@@ -110,6 +117,8 @@ pub struct HostConfig {
     pub storage: StorageSetting,
     /// Upstream MCP servers whose tools are served.
     pub upstreams: Vec<UpstreamServer>,
+    /// Keys one of which must have signed every component; none: no signature needed.
+    pub signing_keys: SigningKeys,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -146,6 +155,15 @@ struct RawConfig {
     storage: Option<Spanned<RawStorage>>,
     #[serde(default)]
     upstream: Vec<Spanned<RawUpstream>>,
+    #[serde(default)]
+    signatures: RawSignatures,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSignatures {
+    #[serde(default)]
+    keys: Vec<Spanned<PathBuf>>,
 }
 
 #[derive(Deserialize)]
@@ -225,6 +243,7 @@ struct RawEngine {
 struct RawCache {
     dir: Option<PathBuf>,
     enabled: Option<bool>,
+    precompiled: Option<PathBuf>,
 }
 
 impl HostConfig {
@@ -294,9 +313,13 @@ impl HostConfig {
             .engine_settings(self.engine.clone())
             .compile_cache(self.cache.clone())
             .policy(self.policy.clone())
-            .storage(self.storage.clone());
+            .storage(self.storage.clone())
+            .signing_keys(self.signing_keys.clone());
         if let Some(path) = &self.audit_jsonl {
             builder = builder.audit_jsonl(path);
+        }
+        if let Some(dir) = &self.precompiled {
+            builder = builder.precompiled_cache(dir);
         }
         for layer in &self.layers {
             builder = builder.layer(layer.clone());
@@ -327,23 +350,38 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         (_, Some(dir)) => CacheSetting::Dir(base.join(dir)),
         _ => CacheSetting::Default,
     };
+    let precompiled = raw.cache.precompiled.map(|dir| base.join(dir));
     let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
     let tokens = tokens(base, raw.token)?;
     let http = http_limits(raw.http)?;
     let storage = storage_setting(base, raw.storage)?;
     let upstreams = upstreams(base, &layers, raw.upstream)?;
+    let signing_keys = signing_keys(base, raw.signatures)?;
     Ok(HostConfig {
         layers,
         defaults,
         engine,
         cache,
+        precompiled,
         policy: Policy::new(raw.policy),
         audit_jsonl,
         tokens,
         http,
         storage,
         upstreams,
+        signing_keys,
     })
+}
+
+/// The public keys of `[signatures]`, read now: a key that cannot be used stops the
+/// host from starting rather than refusing every component later.
+fn signing_keys(base: &Path, raw: RawSignatures) -> Result<SigningKeys, Problem> {
+    let mut keys = SigningKeys::none();
+    for key in raw.keys {
+        let span = key.span();
+        keys.add(base.join(key.into_inner())).map_err(|e| Problem::at(span, format!("[signatures] {e}")))?;
+    }
+    Ok(keys)
 }
 
 fn upstreams(base: &Path, layers: &[Layer], raw: Vec<Spanned<RawUpstream>>) -> Result<Vec<UpstreamServer>, Problem> {
@@ -544,6 +582,20 @@ mod tests {
         assert_eq!(config.defaults.timeout, Duration::from_secs(2));
         assert_eq!(config.engine.max_memory, 512 << 20);
         assert_eq!(config.cache, CacheSetting::Disabled);
+    }
+
+    #[test]
+    fn signing_keys_are_read_at_once_and_a_bad_one_is_named_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("toolhost.toml");
+        let error = HostConfig::parse(&config, "[signatures]\nkeys = [\n  \"keys/cosign.pub\",\n]\n").unwrap_err();
+        assert_eq!(error.line, 3);
+        assert!(error.problem.contains("keys/cosign.pub") && error.problem.contains("cannot read"), "{error}");
+        std::fs::write(dir.path().join("cosign.pub"), "not a key").unwrap();
+        let error = HostConfig::parse(&config, "[signatures]\nkeys = [\"cosign.pub\"]\n").unwrap_err();
+        assert!(error.problem.contains("P-256"), "{error}");
+        let none = HostConfig::parse(&config, "[signatures]\nkeys = []\n").unwrap();
+        assert!(!none.signing_keys.required());
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! the component is not served.
 //!
 //! ```toml
+//! sha256 = "sha256:…"      # optional pin: bytes with another digest are refused
+//!
 //! [limits]                 # per call; absent keys keep the host defaults
 //! fuel = 500_000_000
 //! memory = "64 MiB"
@@ -57,6 +59,7 @@ use crate::sandbox::grants::{FileGrant, Grants};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
 use crate::storage::{Quota, StorageGrant, is_bucket_name};
+use crate::trust::Sha256;
 
 /// What a manifest decides for its component.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +72,8 @@ pub struct Manifest {
     pub policy: ToolPolicy,
     /// Settings of single tools (`[tools.NAME]`), over the component's.
     pub tools: BTreeMap<String, ToolManifest>,
+    /// The digest the component's bytes must have (`sha256 = "…"`), when pinned.
+    pub sha256: Option<Sha256>,
 }
 
 /// What a manifest decides for one tool (`[tools.NAME]`).
@@ -86,7 +91,13 @@ impl Manifest {
     /// The decisions for a component without a manifest: host defaults, nothing
     /// granted.
     pub fn default_for(defaults: Limits) -> Manifest {
-        Manifest { limits: defaults, grants: Grants::default(), policy: ToolPolicy::default(), tools: BTreeMap::new() }
+        Manifest {
+            limits: defaults,
+            grants: Grants::default(),
+            policy: ToolPolicy::default(),
+            tools: BTreeMap::new(),
+            sha256: None,
+        }
     }
 
     /// The limits of tool `name`.
@@ -109,6 +120,7 @@ impl Manifest {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
+    sha256: Option<Spanned<String>>,
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
@@ -246,7 +258,13 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
         };
         tools.insert(name, settings);
     }
-    Ok(Manifest { limits, grants, policy, tools })
+    let sha256 = raw
+        .sha256
+        .map(|pin| {
+            Sha256::parse(pin.get_ref()).map_err(|problem| Problem::at(pin.span(), format!("`sha256`: {problem}")))
+        })
+        .transpose()?;
+    Ok(Manifest { limits, grants, policy, tools, sha256 })
 }
 
 fn file_grants(base: &Path, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {
@@ -448,6 +466,18 @@ mod tests {
 
         let (_, message) = problem("[sandbox]\n");
         assert!(message.contains("unknown field `sandbox`"), "{message}");
+
+        let (line, message) = problem("# pinned\nsha256 = \"sha256:abc\"\n");
+        assert_eq!(line, 2);
+        assert!(message.contains("`sha256`: `sha256:abc` is not a SHA-256 digest"), "{message}");
+    }
+
+    #[test]
+    fn a_pin_reads_with_or_without_its_prefix() {
+        let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let pinned = Some(Sha256::of(b"abc"));
+        assert_eq!(parse_text(&format!("sha256 = \"sha256:{hex}\"\n")).unwrap().sha256, pinned);
+        assert_eq!(parse_text(&format!("sha256 = \"{hex}\"\n[limits]\nfuel = 1\n")).unwrap().sha256, pinned);
     }
 
     #[test]

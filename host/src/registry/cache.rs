@@ -19,6 +19,11 @@
 //! below a directory that others could use to swap it (owned by another user, or
 //! world-writable without the sticky bit). New directories are created `0700`. A refused
 //! cache only costs compile time: the host runs without it and says why.
+//!
+//! A *precompiled* cache ([`CompileCache::open_precompiled`]) is one `toolhost compile`
+//! filled for replicas to mount read-only: the host only reads it (a bad entry is
+//! skipped, not removed), accepts it owned by root as well as by its own user, and says
+//! when it holds no code for this host's engine, which then compiles.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -35,6 +40,29 @@ const SUM_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
 #[derive(Debug, Clone)]
 pub struct CompileCache {
     dir: PathBuf,
+    /// Read, never written (a precompiled cache).
+    read_only: bool,
+}
+
+/// Why a precompiled cache is not used.
+#[derive(Debug, thiserror::Error)]
+pub enum PrecompiledError {
+    /// It cannot be read, or is not trusted.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// It was compiled for other engines: another toolhost or wasmtime version, another
+    /// machine's target, or other `[engine]` settings.
+    #[error(
+        "it holds code for engine {}, not for this host's engine {this} (another toolhost or wasmtime version, \
+         target or [engine] settings made it)",
+        if .found.is_empty() { "(none)".to_owned() } else { .found.join(", ") }
+    )]
+    OtherEngines {
+        /// This host's engine key.
+        this: String,
+        /// The engine keys the cache has entries for.
+        found: Vec<String>,
+    },
 }
 
 /// Why a cache entry was not used.
@@ -50,13 +78,29 @@ impl CompileCache {
     pub fn open(base: &Path, engine: &Engine) -> std::io::Result<Self> {
         let dir = base.join(engine_key(engine));
         create_private_dir(&dir)?;
-        check_trusted(base, &dir)?;
+        check_trusted(base, &dir, Owners::Me)?;
         remove_unfinished_writes(&dir, UNFINISHED_WRITE_AGE);
-        Ok(CompileCache { dir })
+        Ok(CompileCache { dir, read_only: false })
+    }
+
+    /// Opens the precompiled cache under `base` for `engine`, to read only.
+    pub fn open_precompiled(base: &Path, engine: &Engine) -> Result<Self, PrecompiledError> {
+        let this = engine_key(engine);
+        let dir = base.join(&this);
+        if !dir.is_dir() {
+            let mut found: Vec<String> = std::fs::read_dir(base)?
+                .flatten()
+                .filter(|entry| entry.path().is_dir())
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+            found.sort();
+            return Err(PrecompiledError::OtherEngines { this, found });
+        }
+        check_trusted(base, &dir, Owners::MeOrRoot)?;
+        Ok(CompileCache { dir, read_only: true })
     }
 
     /// The directory of this engine's entries.
-    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -75,8 +119,10 @@ impl CompileCache {
         let (path, sum_path) = (self.entry(content_hash), self.checksum(content_hash));
         let Ok(sum) = std::fs::read(&sum_path) else { return Err(Miss::Absent) };
         let corrupt = |reason: String| {
-            let _ = std::fs::remove_file(&sum_path);
-            let _ = std::fs::remove_file(&path);
+            if !self.read_only {
+                let _ = std::fs::remove_file(&sum_path);
+                let _ = std::fs::remove_file(&path);
+            }
             tracing::warn!(entry = %path.display(), "compile cache entry discarded: {reason}");
             Miss::Corrupt(reason)
         };
@@ -101,6 +147,9 @@ impl CompileCache {
     /// cost a recompile later (and the component stays in memory), so they are logged,
     /// not returned.
     pub fn put(&self, engine: &Engine, content_hash: &str, component: &Component) -> Option<Component> {
+        if self.read_only {
+            return None;
+        }
         if let Err(e) = self.try_put(content_hash, component) {
             tracing::warn!(dir = %self.dir.display(), "cannot write compile cache entry: {e}");
             return None;
@@ -160,9 +209,20 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// Refuses a cache that someone other than this process's user could write to.
+/// Who may own a cache directory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owners {
+    /// This process's user: a cache it writes.
+    Me,
+    /// This user or root: a precompiled cache, which root may have put in place (root
+    /// could replace this host's binary as well).
+    MeOrRoot,
+}
+
+/// Refuses a cache that someone other than this process's user (or root, when `owners`
+/// allows) could write to.
 #[cfg(unix)]
-fn check_trusted(base: &Path, dir: &Path) -> std::io::Result<()> {
+fn check_trusted(base: &Path, dir: &Path, owners: Owners) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
 
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -178,7 +238,8 @@ fn check_trusted(base: &Path, dir: &Path) -> std::io::Result<()> {
     };
     for path in [base, dir] {
         let meta = std::fs::metadata(path)?;
-        if meta.uid() != me {
+        let owner_ok = meta.uid() == me || (owners == Owners::MeOrRoot && meta.uid() == 0);
+        if !owner_ok {
             return Err(refuse(path, format!("is owned by uid {}", meta.uid())));
         }
         if meta.mode() & 0o022 != 0 {
@@ -200,7 +261,7 @@ fn check_trusted(base: &Path, dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn check_trusted(_base: &Path, _dir: &Path) -> std::io::Result<()> {
+fn check_trusted(_base: &Path, _dir: &Path, _owners: Owners) -> std::io::Result<()> {
     Ok(())
 }
 

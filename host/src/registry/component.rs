@@ -16,6 +16,7 @@ use crate::sandbox::engine::Tier;
 use crate::sandbox::grants::{Capabilities, Grants};
 use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
+use crate::trust::Verified;
 
 /// A loaded component.
 pub struct LoadedComponent {
@@ -49,6 +50,9 @@ pub struct LoadedComponent {
     pub(crate) plain: Vec<PlainFunction>,
     /// Its native code, while resident.
     pub(crate) resident: Resident,
+    /// What was checked of its bytes before they were compiled: their digest against
+    /// the manifest's pin, their signature; `None` when nothing asked for a check.
+    pub verified: Option<Verified>,
 }
 
 /// How a component's tools are reached.
@@ -134,6 +138,7 @@ impl serde::Serialize for LoadedComponent {
         json!({
             "file": self.path,
             "hash": self.hash,
+            "verified": self.verified,
             "size_bytes": self.size,
             "compile_ms": self.compile_time.as_secs_f64() * 1000.0,
             "from_compile_cache": self.from_cache,

@@ -120,15 +120,21 @@ impl FileStamp {
     }
 }
 
-/// The stamps of a component and its manifest.
+/// The stamps of a component, its manifest and its signature (`<name>.wasm.sig`): a
+/// change to any of them loads the component again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Fingerprint {
     pub wasm: Option<FileStamp>,
     pub manifest: Option<FileStamp>,
+    pub signature: Option<FileStamp>,
 }
 
 impl Fingerprint {
     pub fn of(found: &Discovered) -> Fingerprint {
-        Fingerprint { wasm: FileStamp::of(&found.wasm), manifest: found.manifest.as_deref().and_then(FileStamp::of) }
+        Fingerprint {
+            wasm: FileStamp::of(&found.wasm),
+            manifest: found.manifest.as_deref().and_then(FileStamp::of),
+            signature: FileStamp::of(&crate::trust::signature_path(&found.wasm)),
+        }
     }
 }

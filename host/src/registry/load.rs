@@ -21,6 +21,7 @@ use crate::registry::{
     Snapshot,
 };
 use crate::text::Escaped;
+use crate::trust::{self, Pin, Verified};
 
 /// Progress of a (re)load, for operators watching a slow start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -404,5 +405,36 @@ async fn read_and_load(
         None => Manifest::default_for(core.defaults),
     };
     let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    core.loader().load_bytes(path, manifest_path, bytes, manifest, previous).await
+    let (bytes, verified) = verify(core, path, manifest_path, &manifest, bytes).await?;
+    let (mut component, upgrade) = core.loader().load_bytes(path, manifest_path, bytes, manifest, previous).await?;
+    component.verified = verified;
+    Ok((component, upgrade))
+}
+
+/// Checks the bytes just read against the manifest's pin and the host's signing keys
+/// ([`crate::trust`]) before anything treats them as code: not the compile cache, not
+/// the reuse of the code served until now, not a compile. Off the executor: one
+/// SHA-256 pass over a large component takes milliseconds.
+async fn verify(
+    core: &Arc<Core>,
+    path: &Path,
+    manifest_path: Option<&Path>,
+    manifest: &Manifest,
+    bytes: Vec<u8>,
+) -> Result<(Vec<u8>, Option<Verified>), LoadError> {
+    let pin = manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned() });
+    if pin.is_none() && !core.signing_keys.required() {
+        return Ok((bytes, None));
+    }
+    let (core, file) = (core.clone(), path.to_owned());
+    let checked = tokio::task::spawn_blocking(move || {
+        let verified = trust::verify(&file, &bytes, pin.as_ref(), &core.signing_keys);
+        (bytes, verified)
+    })
+    .await;
+    match checked {
+        Ok((bytes, Ok(verified))) => Ok((bytes, verified)),
+        Ok((_, Err(kind))) => Err(LoadError::new(path, kind)),
+        Err(e) => Err(LoadError::new(path, LoadErrorKind::Invalid(format!("the check of its bytes failed: {e}")))),
+    }
 }

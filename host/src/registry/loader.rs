@@ -204,6 +204,7 @@ impl Loader<'_> {
             policy: manifest.policy,
             plain,
             resident: Resident::new(code, cached),
+            verified: None,
         };
         Ok((loaded, upgrade))
     }
@@ -245,9 +246,7 @@ impl Loader<'_> {
         let docs = Docs::read(&bytes);
         let started = Instant::now();
         let optimized = &self.core.optimized;
-        if let Some(cache) = &self.core.cache
-            && let Ok(component) = cache.get(&optimized.engine, &hash)
-        {
+        if let Some(component) = self.core.cached_code(&hash) {
             let time = started.elapsed();
             let tier = Tier::Optimized;
             return Ok(Compiled {
@@ -319,13 +318,8 @@ impl Loader<'_> {
     /// the entry is gone and the file still holds the same bytes.
     pub async fn restore(&self, component: &LoadedComponent) -> Result<Code, String> {
         let optimized = &self.core.optimized;
-        let cached = match &self.core.cache {
-            Some(cache) => {
-                let (cache, engine, hash) = (cache.clone(), optimized.engine.clone(), component.hash.clone());
-                tokio::task::spawn_blocking(move || cache.get(&engine, &hash).ok()).await.ok().flatten()
-            }
-            None => None,
-        };
+        let (core, hash) = (self.core.clone(), component.hash.clone());
+        let cached = tokio::task::spawn_blocking(move || core.cached_code(&hash)).await.ok().flatten();
         let compiled = match cached {
             Some(compiled) => compiled,
             None => {

@@ -86,8 +86,7 @@ fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<
     };
     let file = path.display();
     if let Some(host) = core.upgrade()
-        && let Some(cache) = &host.cache
-        && let Ok(mapped) = cache.get(&host.optimized.engine, &hash)
+        && let Some(mapped) = host.cached_code(&hash)
     {
         install(&host, job, &mapped, true);
         return;

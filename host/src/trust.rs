@@ -1,0 +1,335 @@
+//! What bytes may run. A component can be pinned to a SHA-256 digest (`sha256 = "…"` in
+//! its manifest), and when the operator configures signing keys (`[signatures]` in
+//! `toolhost.toml`) it must carry a valid cosign signature by one of them. Both are
+//! checked on the bytes just read, before the compile cache is asked or anything is
+//! compiled: bytes that fail are never treated as code, and the version served until
+//! then keeps serving.
+//!
+//! Signatures are cosign's keyed blob signatures, as `cosign sign-blob --key cosign.key
+//! --output-signature tool.wasm.sig tool.wasm` writes them: ECDSA P-256 over the
+//! SHA-256 of the file, DER, base64, in `<name>.wasm.sig` beside the component. Keys are
+//! the PEM public keys `cosign generate-key-pair` writes (`cosign.pub`); `cosign
+//! verify-blob --key cosign.pub --signature tool.wasm.sig tool.wasm` accepts exactly
+//! what this module accepts.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use p256::ecdsa::signature::hazmat::PrehashVerifier;
+use p256::ecdsa::{Signature, VerifyingKey};
+use p256::pkcs8::DecodePublicKey;
+use sha2::Digest as _;
+
+use crate::error::LoadErrorKind;
+use crate::text::bounded;
+
+/// A SHA-256 digest, shown (and written in pins) as `sha256:<64 hex digits>`, the form
+/// OCI registries and cosign use.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sha256([u8; 32]);
+
+impl Sha256 {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Sha256 {
+        Sha256(sha2::Sha256::digest(bytes).into())
+    }
+
+    /// Reads `sha256:<hex>` or bare `<hex>` (64 hex digits, either case).
+    pub fn parse(text: &str) -> Result<Sha256, String> {
+        let hex = text.strip_prefix("sha256:").unwrap_or(text);
+        let wrong = || format!("`{}` is not a SHA-256 digest (`sha256:` and 64 hex digits)", bounded(text.into(), 80));
+        if hex.len() != 64 {
+            return Err(wrong());
+        }
+        let mut digest = [0u8; 32];
+        for (byte, pair) in digest.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            let pair = std::str::from_utf8(pair).map_err(|_| wrong())?;
+            *byte = u8::from_str_radix(pair, 16).map_err(|_| wrong())?;
+        }
+        Ok(Sha256(digest))
+    }
+
+    /// The 32 bytes.
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sha256:")?;
+        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
+    }
+}
+
+impl fmt::Debug for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl serde::Serialize for Sha256 {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The public keys whose signatures the operator accepts; none means signatures are
+/// not required (and not checked).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SigningKeys {
+    keys: Vec<SigningKey>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SigningKey {
+    path: PathBuf,
+    key: VerifyingKey,
+}
+
+/// A public key file that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("signing key {}: {problem}", .path.display())]
+pub struct KeyError {
+    /// The key file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl SigningKeys {
+    /// No keys: components need no signature.
+    pub fn none() -> SigningKeys {
+        SigningKeys::default()
+    }
+
+    /// Reads PEM public keys (`-----BEGIN PUBLIC KEY-----`, ECDSA P-256, as `cosign
+    /// generate-key-pair` writes them).
+    pub fn load(paths: impl IntoIterator<Item = impl Into<PathBuf>>) -> Result<SigningKeys, KeyError> {
+        let mut keys = SigningKeys::none();
+        for path in paths {
+            keys.add(path.into())?;
+        }
+        Ok(keys)
+    }
+
+    /// Reads one more PEM public key.
+    pub fn add(&mut self, path: PathBuf) -> Result<(), KeyError> {
+        let problem = |problem: String| KeyError { path: path.clone(), problem };
+        let pem = std::fs::read_to_string(&path).map_err(|e| problem(format!("cannot read: {e}")))?;
+        let key = p256::PublicKey::from_public_key_pem(pem.trim())
+            .map_err(|e| problem(format!("not a PEM ECDSA P-256 public key (cosign's `cosign.pub` form): {e}")))?;
+        self.keys.push(SigningKey { path, key: VerifyingKey::from(&key) });
+        Ok(())
+    }
+
+    /// Whether components must be signed.
+    pub fn required(&self) -> bool {
+        !self.keys.is_empty()
+    }
+
+    /// The key files, in the order given.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.keys.iter().map(|key| key.path.as_path())
+    }
+
+    /// The key that signed `digest`, when one of them did.
+    fn signer(&self, digest: &Sha256, signature: &Signature) -> Option<&Path> {
+        self.keys
+            .iter()
+            .find(|key| key.key.verify_prehash(digest.bytes(), signature).is_ok())
+            .map(|key| key.path.as_path())
+    }
+}
+
+/// Where a component's signature is: `<name>.wasm.sig` beside `<name>.wasm`.
+pub fn signature_path(component: &Path) -> PathBuf {
+    let mut path = component.as_os_str().to_owned();
+    path.push(".sig");
+    PathBuf::from(path)
+}
+
+/// The longest signature file read: a DER P-256 signature is at most 72 bytes, 96 in
+/// base64; the bound keeps a wrong file from being read whole.
+const MAX_SIGNATURE_FILE: u64 = 4096;
+
+/// What was checked of a component's bytes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Verified {
+    /// The digest of the bytes served.
+    pub sha256: Sha256,
+    /// What pinned it to that digest, when something did (its manifest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned_by: Option<PathBuf>,
+    /// The key whose signature it carries, when signatures are required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<PathBuf>,
+}
+
+/// A pin on a component's bytes, and what set it (for the error that names both).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// The digest the bytes must have.
+    pub sha256: Sha256,
+    /// The file that says so.
+    pub by: PathBuf,
+}
+
+/// Checks the bytes of the component at `path` against its pin and, when keys are
+/// configured, its signature. `None` when there was nothing to check. CPU-bound for
+/// large components (one SHA-256 pass); call it off the executor.
+pub fn verify(
+    path: &Path,
+    bytes: &[u8],
+    pin: Option<&Pin>,
+    keys: &SigningKeys,
+) -> Result<Option<Verified>, LoadErrorKind> {
+    if pin.is_none() && !keys.required() {
+        return Ok(None);
+    }
+    let sha256 = Sha256::of(bytes);
+    if let Some(pin) = pin
+        && pin.sha256 != sha256
+    {
+        return Err(LoadErrorKind::PinMismatch {
+            pinned: pin.sha256.to_string(),
+            actual: sha256.to_string(),
+            pinned_by: pin.by.clone(),
+        });
+    }
+    let signed_by = if keys.required() { Some(check_signature(path, &sha256, keys)?.to_owned()) } else { None };
+    Ok(Some(Verified { sha256, pinned_by: pin.map(|pin| pin.by.clone()), signed_by }))
+}
+
+fn check_signature<'k>(path: &Path, sha256: &Sha256, keys: &'k SigningKeys) -> Result<&'k Path, LoadErrorKind> {
+    let signature_file = signature_path(path);
+    let shown = signature_file.display();
+    let unsigned = |problem: String| LoadErrorKind::Signature(problem);
+    let text = read_bounded(&signature_file).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => unsigned(format!(
+            "unsigned: `[signatures]` in toolhost.toml requires a signature, and {shown} does not exist"
+        )),
+        _ => unsigned(format!("cannot read its signature {shown}: {e}")),
+    })?;
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| unsigned(format!("{shown} is not base64 (as `cosign sign-blob` writes signatures): {e}")))?;
+    let signature = Signature::from_der(&der)
+        .map_err(|_| unsigned(format!("{shown} does not hold a DER-encoded ECDSA P-256 signature")))?;
+    keys.signer(sha256, &signature).ok_or_else(|| {
+        let keys: Vec<String> = keys.paths().map(|path| path.display().to_string()).collect();
+        unsigned(format!(
+            "the signature in {shown} is not valid for these bytes ({sha256}) under any configured key ({})",
+            keys.join(", ")
+        ))
+    })
+}
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    let file = std::fs::File::open(path)?;
+    file.take(MAX_SIGNATURE_FILE + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SIGNATURE_FILE {
+        return Err(std::io::Error::other(format!("it is over {MAX_SIGNATURE_FILE} bytes, not a signature")));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_read_both_forms_and_refuse_the_rest() {
+        let digest = Sha256::of(b"abc");
+        let shown = digest.to_string();
+        assert_eq!(shown, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(Sha256::parse(&shown), Ok(digest));
+        assert_eq!(Sha256::parse(&shown["sha256:".len()..].to_uppercase()), Ok(digest));
+        for wrong in ["", "sha256:", "sha512:ba78", &shown[..70], &format!("{shown}00"), &shown.replace('b', "g")] {
+            assert!(Sha256::parse(wrong).is_err(), "{wrong}");
+        }
+        let error = Sha256::parse(&"é".repeat(32)).unwrap_err();
+        assert!(error.contains("not a SHA-256 digest"), "{error}");
+    }
+
+    #[test]
+    fn nothing_to_check_costs_nothing() {
+        assert_eq!(verify(Path::new("x.wasm"), b"bytes", None, &SigningKeys::none()), Ok(None));
+    }
+
+    #[test]
+    fn a_pin_names_both_digests() {
+        let by = Path::new("tools/ns/x.toml");
+        let pin = Pin { sha256: Sha256::of(b"old"), by: by.to_owned() };
+        let error = verify(Path::new("x.wasm"), b"new", Some(&pin), &SigningKeys::none()).unwrap_err().to_string();
+        assert!(error.contains(&Sha256::of(b"old").to_string()), "{error}");
+        assert!(error.contains(&Sha256::of(b"new").to_string()), "{error}");
+        assert!(error.contains("tools/ns/x.toml"), "{error}");
+        let pin = Pin { sha256: Sha256::of(b"new"), by: by.to_owned() };
+        let verified = verify(Path::new("x.wasm"), b"new", Some(&pin), &SigningKeys::none()).unwrap().unwrap();
+        assert_eq!(verified.pinned_by.as_deref(), Some(by));
+    }
+
+    /// A key pair as `cosign generate-key-pair` makes one, and `cosign sign-blob`'s
+    /// signature file for `bytes`.
+    fn signer(dir: &Path, name: &str, secret: u8) -> (PathBuf, impl Fn(&[u8]) -> String) {
+        use p256::ecdsa::signature::hazmat::PrehashSigner;
+        use p256::pkcs8::EncodePublicKey;
+        let key = p256::ecdsa::SigningKey::from_slice(&[secret; 32]).unwrap();
+        let public = dir.join(name);
+        std::fs::write(&public, key.verifying_key().to_public_key_pem(Default::default()).unwrap()).unwrap();
+        let sign = move |bytes: &[u8]| {
+            let signature: Signature = key.sign_prehash(Sha256::of(bytes).bytes()).unwrap();
+            base64::engine::general_purpose::STANDARD.encode(signature.to_der())
+        };
+        (public, sign)
+    }
+
+    #[test]
+    fn a_signature_by_a_configured_key_over_these_bytes_and_nothing_else_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ours, sign) = signer(dir.path(), "ours.pub", 7);
+        let (theirs, sign_theirs) = signer(dir.path(), "theirs.pub", 9);
+        let keys = SigningKeys::load([&theirs, &ours]).unwrap();
+        let wasm = dir.path().join("tool.wasm");
+        let check = |bytes: &[u8]| verify(&wasm, bytes, None, &keys).map(|v| v.unwrap().signed_by);
+
+        let error = check(b"component").unwrap_err().to_string();
+        assert!(error.contains("unsigned") && error.contains("tool.wasm.sig does not exist"), "{error}");
+
+        std::fs::write(signature_path(&wasm), format!("{}\n", sign(b"component"))).unwrap();
+        assert_eq!(check(b"component"), Ok(Some(ours.clone())));
+        let error = check(b"other bytes").unwrap_err().to_string();
+        assert!(error.contains("not valid for these bytes") && error.contains("ours.pub"), "{error}");
+
+        std::fs::write(signature_path(&wasm), sign_theirs(b"component")).unwrap();
+        assert_eq!(check(b"component"), Ok(Some(theirs)), "either key will do");
+        let only_ours = SigningKeys::load([&ours]).unwrap();
+        assert!(verify(&wasm, b"component", None, &only_ours).is_err(), "a key not configured will not");
+
+        std::fs::write(signature_path(&wasm), "not base64!").unwrap();
+        let error = check(b"component").unwrap_err().to_string();
+        assert!(error.contains("is not base64"), "{error}");
+        std::fs::write(signature_path(&wasm), "aGVsbG8=").unwrap();
+        let error = check(b"component").unwrap_err().to_string();
+        assert!(error.contains("DER-encoded ECDSA P-256"), "{error}");
+        std::fs::write(signature_path(&wasm), "A".repeat(1 << 20)).unwrap();
+        let error = check(b"component").unwrap_err().to_string();
+        assert!(error.contains("not a signature"), "{error}");
+    }
+
+    #[test]
+    fn a_key_file_that_is_no_p256_public_key_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cosign.pub");
+        std::fs::write(&path, "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n").unwrap();
+        let error = SigningKeys::load([&path]).unwrap_err();
+        assert_eq!(error.path, path);
+        assert!(error.problem.contains("P-256"), "{error}");
+        let error = SigningKeys::load([dir.path().join("missing.pub")]).unwrap_err();
+        assert!(error.problem.contains("cannot read"), "{error}");
+    }
+}
