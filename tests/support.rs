@@ -407,9 +407,10 @@ pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, se
 /// reused afterwards: a marker file records a finished install, and a file lock keeps
 /// parallel tests and test processes from installing at once.
 pub fn mcp_python() -> PathBuf {
-    /// The official MCP SDK, the Prometheus client whose parser reads `/metrics`, and
-    /// `cryptography`, which makes cosign-style keys and signatures.
-    const REQUIREMENTS: [&str; 3] = ["mcp>=2.3,<3", "prometheus-client>=0.20,<1", "cryptography>=42"];
+    /// The official MCP SDK, the Prometheus client whose parser reads `/metrics`,
+    /// `cryptography`, which makes cosign-style keys and signatures, and `bcrypt`, which
+    /// makes the test registry's password file.
+    const REQUIREMENTS: [&str; 4] = ["mcp>=2.3,<3", "prometheus-client>=0.20,<1", "cryptography>=42", "bcrypt>=4"];
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -503,6 +504,83 @@ impl RedisServer {
 }
 
 impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CNCF distribution registry (`docker-registry`, the Debian package) of its own on a
+/// free loopback port, storing in a temporary directory; with a user and password
+/// (htpasswd, bcrypt) when asked. Stopped when dropped.
+pub struct OciRegistry {
+    child: std::process::Child,
+    /// `127.0.0.1:PORT`
+    pub addr: String,
+    dir: tempfile::TempDir,
+}
+
+impl OciRegistry {
+    /// Anyone may pull and push.
+    pub fn start() -> OciRegistry {
+        OciRegistry::start_with(None)
+    }
+
+    /// Only `user` with `password` may pull and push.
+    pub fn start_with_password(user: &str, password: &str) -> OciRegistry {
+        OciRegistry::start_with(Some((user, password)))
+    }
+
+    fn start_with(login: Option<(&str, &str)>) -> OciRegistry {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n  secret: toolhost-tests\n",
+            dir.path().join("data").display()
+        );
+        if let Some((user, password)) = login {
+            let hash = Command::new(mcp_python())
+                .args([
+                    "-c",
+                    "import bcrypt, sys; print(bcrypt.hashpw(sys.argv[1].encode(), bcrypt.gensalt()).decode())",
+                ])
+                .arg(password)
+                .output()
+                .expect("run python for bcrypt");
+            assert!(hash.status.success(), "{}", String::from_utf8_lossy(&hash.stderr));
+            let htpasswd = dir.path().join("htpasswd");
+            std::fs::write(&htpasswd, format!("{user}:{}", String::from_utf8_lossy(&hash.stdout).trim())).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: toolhost-tests\n    path: {}\n",
+                htpasswd.display()
+            ));
+        }
+        let config_path = dir.path().join("config.yml");
+        std::fs::write(&config_path, config).expect("write the registry's configuration");
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&config_path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("docker-registry runs (the test setup installs the Debian package)");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "docker-registry did not listen on {addr} within 20 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        OciRegistry { child, addr, dir }
+    }
+
+    /// Where it keeps blobs: `<data>/docker/registry/v2/blobs/sha256/<2 hex>/<hex>/data`.
+    pub fn blob_path(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+        self.dir.path().join("data/docker/registry/v2/blobs/sha256").join(&hex[..2]).join(hex).join("data")
+    }
+}
+
+impl Drop for OciRegistry {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -1,6 +1,7 @@
 //! [`ToolHost`] and its builder: one engine, the layers it serves, the snapshot calls
 //! read, and everything that changes it (reloads, the watcher, the policy).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
@@ -31,7 +32,7 @@ use crate::sandbox::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
 use crate::storage::{Storage, StorageSetting};
-use crate::trust::SigningKeys;
+use crate::trust::{Pin, SigningKeys};
 use crate::upstream::{self, Supervisors, UpstreamChanges, UpstreamServer, UpstreamStatus};
 
 /// What the host shares between loads and calls.
@@ -60,6 +61,8 @@ pub(crate) struct Core {
     pub namespaces: Option<Vec<String>>,
     /// Keys one of which must have signed a component's bytes before they are compiled.
     pub signing_keys: SigningKeys,
+    /// The digests `toolhost.lock` pins files to; replaced when the lock changes.
+    pub pins: ArcSwap<HashMap<PathBuf, Pin>>,
     /// Compiles at once: one per core, since compiling is CPU-bound and more at once
     /// only multiplies the memory held by half-built components.
     pub compile_slots: tokio::sync::Semaphore,
@@ -144,6 +147,7 @@ impl Core {
             storage,
             namespaces,
             signing_keys,
+            pins: ArcSwap::default(),
             compile_slots: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16),
             ),
@@ -195,6 +199,7 @@ pub struct ToolHostBuilder {
     upstreams: Vec<UpstreamServer>,
     signing_keys: SigningKeys,
     precompiled: Option<PathBuf>,
+    pins: HashMap<PathBuf, Pin>,
 }
 
 impl Default for ToolHostBuilder {
@@ -218,6 +223,7 @@ impl Default for ToolHostBuilder {
             upstreams: Vec::new(),
             signing_keys: SigningKeys::none(),
             precompiled: None,
+            pins: HashMap::new(),
         }
     }
 }
@@ -346,6 +352,14 @@ impl ToolHostBuilder {
         self
     }
 
+    /// Pins the component file `file` to `pin.sha256` (as `toolhost.lock` does for
+    /// components pulled from a registry): other bytes there are refused before they
+    /// are compiled, naming `pin.by`. A manifest's `sha256` pin holds as well.
+    pub fn pin(mut self, file: impl Into<PathBuf>, pin: Pin) -> Self {
+        self.pins.insert(file.into(), pin);
+        self
+    }
+
     /// A cache `toolhost compile` filled for this engine configuration, read (never
     /// written) before the compile cache: replicas mount one read-only and start without
     /// compiling. One made for another engine is ignored, with a warning, and components
@@ -381,6 +395,7 @@ impl ToolHostBuilder {
             self.namespaces,
             self.signing_keys,
         )?;
+        core.pins.store(Arc::new(self.pins));
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
         let mut natives = Vec::with_capacity(self.natives.len());
@@ -617,6 +632,14 @@ impl ToolHost {
         self.publish(&previous, next)
     }
 
+    /// Replaces every pin [`ToolHostBuilder::pin`] set (a new `toolhost.lock`), and
+    /// loads again the files whose pin changed: their new bytes, when they match, are
+    /// served; else their last good version keeps serving.
+    pub async fn set_pins(&self, pins: impl IntoIterator<Item = (PathBuf, Pin)>) -> RegistryChange {
+        self.core.pins.store(Arc::new(pins.into_iter().collect()));
+        self.reload().await
+    }
+
     /// Serves `tool` in the layer named `layer` from now on, replacing a native tool of
     /// the same name in that layer. Subscribers and MCP clients hear of the change; calls
     /// in flight finish on the snapshot they started on.
@@ -757,8 +780,8 @@ impl ToolHost {
     }
 
     /// Watches the `toolhost.toml` this host was built from (`started_with`, read from
-    /// `path`) and applies edits of its `[[upstream]]` servers as [`Self::set_upstreams`]
-    /// does, after each burst of writes settles for `debounce`. A file that no longer
+    /// `path`), and `toolhost.lock` beside it, and applies edits of its `[[upstream]]`
+    /// servers as [`Self::set_upstreams`] does and new pins as [`Self::set_pins`] does, after each burst of writes settles for `debounce`. A file that no longer
     /// parses changes nothing and is logged with its line; edits of other sections are
     /// logged as needing a restart. Stops when the handle is dropped.
     pub fn watch_config(

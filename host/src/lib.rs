@@ -49,6 +49,7 @@ mod http_tool;
 mod metrics;
 pub mod names;
 mod native;
+pub mod oci;
 pub mod paths;
 mod plain;
 mod policy;

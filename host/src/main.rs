@@ -139,6 +139,22 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         into: PathBuf,
     },
+    /// Fetch the components toolhost.toml names by OCI reference (`[layer.oci.NS]`),
+    /// check their digests, write them into their layers' roots and pin them in
+    /// toolhost.lock. Components in the lock are fetched by their pinned digest.
+    Pull {
+        /// Resolve every tag again and move the pins to what the tags name now.
+        #[arg(long)]
+        update: bool,
+    },
+    /// Publish a component to an OCI registry (`oci://registry/repository:tag`) in the
+    /// CNCF Wasm OCI layout; prints the manifest's and the component's digests.
+    Push {
+        /// The component file.
+        file: PathBuf,
+        /// Where: `oci://registry[:port]/repository[:tag]`.
+        reference: String,
+    },
     /// Make a bearer token for the HTTP server: prints the token on stdout and the
     /// `[[token]]` entry for toolhost.toml (its SHA-256, no secret) on stderr.
     Token {
@@ -241,6 +257,8 @@ fn main() -> ExitCode {
                 serve(host, dir, http).await
             }
             Command::Compile { dir, into } => compile(&host, dir, into).await,
+            Command::Pull { update } => pull(&host, update).await,
+            Command::Push { file, reference } => push(&host, &file, &reference).await,
             Command::Token { command: TokenCommand::New { agent } } => new_token(&agent),
             Command::Storage { command } => {
                 let storage = toolhost::storage::Storage::new(host.config()?.storage);
@@ -450,6 +468,45 @@ async fn compile(options: &HostOptions, dir: Option<PathBuf>, into: PathBuf) -> 
         return Ok(ExitCode::from(exit::LOAD));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolhost pull`: the configuration's OCI components into their roots, pinned in the
+/// lock beside the configuration file.
+async fn pull(options: &HostOptions, update: bool) -> anyhow::Result<ExitCode> {
+    let Some(path) = HostConfig::locate(options.config.as_deref()) else {
+        anyhow::bail!("no toolhost.toml here (or --config): it names what to pull and where the lock goes");
+    };
+    let config = HostConfig::load(&path)?;
+    if config.oci.is_empty() {
+        anyhow::bail!("{} names no component by OCI reference ([layer.oci.NAMESPACE])", path.display());
+    }
+    let lock_path = toolhost::oci::lock::Lock::path_for(&path);
+    match toolhost::oci::pull(&config.oci, &config.layers, &config.oci_settings, &lock_path, update).await {
+        Ok(pulled) => {
+            print_json(&json!({ "lock": lock_path, "components": pulled }));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error[oci]: {}", Escaped(&e.to_string()));
+            Ok(ExitCode::from(exit::LOAD))
+        }
+    }
+}
+
+/// `toolhost push FILE REFERENCE`.
+async fn push(options: &HostOptions, file: &std::path::Path, reference: &str) -> anyhow::Result<ExitCode> {
+    let settings = options.config()?.oci_settings;
+    let reference = toolhost::oci::OciReference::parse(reference).map_err(anyhow::Error::msg)?;
+    match toolhost::oci::push(file, &reference, &settings).await {
+        Ok(pushed) => {
+            print_json(&serde_json::to_value(pushed)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error[oci]: {}", Escaped(&e.to_string()));
+            Ok(ExitCode::from(exit::LOAD))
+        }
+    }
 }
 
 fn new_token(agent: &str) -> anyhow::Result<ExitCode> {

@@ -1,5 +1,5 @@
 //! What bytes may run. A component can be pinned to a SHA-256 digest (`sha256 = "…"` in
-//! its manifest), and when the operator configures signing keys (`[signatures]` in
+//! its manifest, and by `toolhost.lock` when it was pulled from an OCI registry), and when the operator configures signing keys (`[signatures]` in
 //! `toolhost.toml`) it must carry a valid cosign signature by one of them. Both are
 //! checked on the bytes just read, before the compile cache is asked or anything is
 //! compiled: bytes that fail are never treated as code, and the version served until
@@ -159,9 +159,9 @@ const MAX_SIGNATURE_FILE: u64 = 4096;
 pub struct Verified {
     /// The digest of the bytes served.
     pub sha256: Sha256,
-    /// What pinned it to that digest, when something did (its manifest).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pinned_by: Option<PathBuf>,
+    /// The files that pinned it to that digest (its manifest, `toolhost.lock`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pinned_by: Vec<PathBuf>,
     /// The key whose signature it carries, when signatures are required.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signed_by: Option<PathBuf>,
@@ -176,22 +176,15 @@ pub struct Pin {
     pub by: PathBuf,
 }
 
-/// Checks the bytes of the component at `path` against its pin and, when keys are
-/// configured, its signature. `None` when there was nothing to check. CPU-bound for
+/// Checks the bytes of the component at `path` against its pins (each must hold) and,
+/// when keys are configured, its signature. `None` when there was nothing to check. CPU-bound for
 /// large components (one SHA-256 pass); call it off the executor.
-pub fn verify(
-    path: &Path,
-    bytes: &[u8],
-    pin: Option<&Pin>,
-    keys: &SigningKeys,
-) -> Result<Option<Verified>, LoadErrorKind> {
-    if pin.is_none() && !keys.required() {
+pub fn verify(path: &Path, bytes: &[u8], pins: &[Pin], keys: &SigningKeys) -> Result<Option<Verified>, LoadErrorKind> {
+    if pins.is_empty() && !keys.required() {
         return Ok(None);
     }
     let sha256 = Sha256::of(bytes);
-    if let Some(pin) = pin
-        && pin.sha256 != sha256
-    {
+    if let Some(pin) = pins.iter().find(|pin| pin.sha256 != sha256) {
         return Err(LoadErrorKind::PinMismatch {
             pinned: pin.sha256.to_string(),
             actual: sha256.to_string(),
@@ -199,7 +192,7 @@ pub fn verify(
         });
     }
     let signed_by = if keys.required() { Some(check_signature(path, &sha256, keys)?.to_owned()) } else { None };
-    Ok(Some(Verified { sha256, pinned_by: pin.map(|pin| pin.by.clone()), signed_by }))
+    Ok(Some(Verified { sha256, pinned_by: pins.iter().map(|pin| pin.by.clone()).collect(), signed_by }))
 }
 
 fn check_signature<'k>(path: &Path, sha256: &Sha256, keys: &'k SigningKeys) -> Result<&'k Path, LoadErrorKind> {
@@ -257,20 +250,25 @@ mod tests {
 
     #[test]
     fn nothing_to_check_costs_nothing() {
-        assert_eq!(verify(Path::new("x.wasm"), b"bytes", None, &SigningKeys::none()), Ok(None));
+        assert_eq!(verify(Path::new("x.wasm"), b"bytes", &[], &SigningKeys::none()), Ok(None));
     }
 
     #[test]
     fn a_pin_names_both_digests() {
         let by = Path::new("tools/ns/x.toml");
         let pin = Pin { sha256: Sha256::of(b"old"), by: by.to_owned() };
-        let error = verify(Path::new("x.wasm"), b"new", Some(&pin), &SigningKeys::none()).unwrap_err().to_string();
+        let error = verify(Path::new("x.wasm"), b"new", &[pin], &SigningKeys::none()).unwrap_err().to_string();
         assert!(error.contains(&Sha256::of(b"old").to_string()), "{error}");
         assert!(error.contains(&Sha256::of(b"new").to_string()), "{error}");
         assert!(error.contains("tools/ns/x.toml"), "{error}");
         let pin = Pin { sha256: Sha256::of(b"new"), by: by.to_owned() };
-        let verified = verify(Path::new("x.wasm"), b"new", Some(&pin), &SigningKeys::none()).unwrap().unwrap();
-        assert_eq!(verified.pinned_by.as_deref(), Some(by));
+        let lock = Pin { sha256: Sha256::of(b"new"), by: "toolhost.lock".into() };
+        let verified =
+            verify(Path::new("x.wasm"), b"new", &[pin.clone(), lock], &SigningKeys::none()).unwrap().unwrap();
+        assert_eq!(verified.pinned_by, [by, Path::new("toolhost.lock")]);
+        let stale = Pin { sha256: Sha256::of(b"old"), by: "toolhost.lock".into() };
+        let error = verify(Path::new("x.wasm"), b"new", &[pin, stale], &SigningKeys::none()).unwrap_err();
+        assert!(error.to_string().contains("toolhost.lock pins"), "every pin must hold: {error}");
     }
 
     /// A key pair as `cosign generate-key-pair` makes one, and `cosign sign-blob`'s
@@ -295,7 +293,7 @@ mod tests {
         let (theirs, sign_theirs) = signer(dir.path(), "theirs.pub", 9);
         let keys = SigningKeys::load([&theirs, &ours]).unwrap();
         let wasm = dir.path().join("tool.wasm");
-        let check = |bytes: &[u8]| verify(&wasm, bytes, None, &keys).map(|v| v.unwrap().signed_by);
+        let check = |bytes: &[u8]| verify(&wasm, bytes, &[], &keys).map(|v| v.unwrap().signed_by);
 
         let error = check(b"component").unwrap_err().to_string();
         assert!(error.contains("unsigned") && error.contains("tool.wasm.sig does not exist"), "{error}");
@@ -308,7 +306,7 @@ mod tests {
         std::fs::write(signature_path(&wasm), sign_theirs(b"component")).unwrap();
         assert_eq!(check(b"component"), Ok(Some(theirs)), "either key will do");
         let only_ours = SigningKeys::load([&ours]).unwrap();
-        assert!(verify(&wasm, b"component", None, &only_ours).is_err(), "a key not configured will not");
+        assert!(verify(&wasm, b"component", &[], &only_ours).is_err(), "a key not configured will not");
 
         std::fs::write(signature_path(&wasm), "not base64!").unwrap();
         let error = check(b"component").unwrap_err().to_string();

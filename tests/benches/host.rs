@@ -124,10 +124,10 @@ fn verification(c: &mut Criterion) {
         let bytes = std::fs::read(&path).expect("read the copy");
         let pin = Pin { sha256: Sha256::of(&bytes), by: path.with_extension("toml") };
         group.bench_function(format!("pin_{name}"), |b| {
-            b.iter(|| trust::verify(&path, &bytes, Some(&pin), &SigningKeys::none()).unwrap())
+            b.iter(|| trust::verify(&path, &bytes, std::slice::from_ref(&pin), &SigningKeys::none()).unwrap())
         });
         group.bench_function(format!("pin_and_signature_{name}"), |b| {
-            b.iter(|| trust::verify(&path, &bytes, Some(&pin), &signing_keys).unwrap())
+            b.iter(|| trust::verify(&path, &bytes, std::slice::from_ref(&pin), &signing_keys).unwrap())
         });
     }
     group.finish();

@@ -17,6 +17,7 @@ mod limits;
 mod load_errors;
 mod mcp;
 mod native;
+mod oci;
 mod plain;
 mod precompiled;
 mod registry;

@@ -48,7 +48,7 @@ async fn a_pinned_component_refuses_other_bytes_uncompiled_and_keeps_its_last_go
     assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
     assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await.unwrap(), json!({ "value": 3.0 }));
     let shown = serde_json::to_value(host.inspect_file(&math).await.unwrap()).unwrap();
-    assert_eq!(shown["verified"], json!({ "sha256": math_digest, "pinned_by": manifest }));
+    assert_eq!(shown["verified"], json!({ "sha256": math_digest, "pinned_by": [manifest] }));
     let compiled = cache_entries(cache.path());
     assert_eq!(compiled, 1);
 

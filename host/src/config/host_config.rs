@@ -7,7 +7,9 @@
 //!
 //! [[layer]]
 //! name = "org"
-//! root = "/srv/toolhost/org"
+//! root = "/srv/toolhost/org"       # `toolhost pull` writes OCI components here:
+//! [layer.oci.weather]              # namespace `weather` (see crate::oci)
+//! forecast = "oci://registry.example.com/tools/forecast:1.2"
 //!
 //! [[layer]]
 //! name = "stdlib"
@@ -26,6 +28,10 @@
 //! [cache]
 //! dir = "/var/cache/toolhost"   # or: enabled = false
 //! precompiled = "/precompiled"  # read-only code from `toolhost compile`, looked up first
+//!
+//! [oci]
+//! plain_http = ["127.0.0.1:5000"]  # registries reached without TLS
+//! store = "/var/lib/toolhost/oci"  # pulled blobs (default: <data dir>/oci)
 //!
 //! [signatures]                # every component must carry a cosign signature by one of
 //! keys = ["keys/cosign.pub"]    # these keys (`<name>.wasm.sig`); relative to this file
@@ -68,6 +74,7 @@
 //!
 //! Parsed as strictly as manifests: an unknown key is an error naming file and line.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -76,6 +83,8 @@ use toml::Spanned;
 use crate::config::limits::RawLimits;
 use crate::config::tokens::{RawToken, tokens};
 use crate::config::units::{Problem, parse_duration, parse_size};
+use crate::oci::lock::Lock;
+use crate::oci::{OciComponent, OciReference, OciSettings};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
@@ -84,7 +93,7 @@ use crate::sandbox::limits::{Ceilings, MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::auth::Tokens;
 use crate::serve::limits::{HttpLimits, bounds};
 use crate::storage::StorageSetting;
-use crate::trust::SigningKeys;
+use crate::trust::{Pin, SigningKeys};
 use crate::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
@@ -119,6 +128,14 @@ pub struct HostConfig {
     pub upstreams: Vec<UpstreamServer>,
     /// Keys one of which must have signed every component; none: no signature needed.
     pub signing_keys: SigningKeys,
+    /// Components named by OCI reference (`[layer.oci.NAMESPACE]`), for `toolhost pull`.
+    pub oci: Vec<OciComponent>,
+    /// How registries are reached and where pulled blobs are kept (`[oci]`).
+    pub oci_settings: OciSettings,
+    /// `toolhost.lock` beside this file, when there is a file.
+    pub lock_path: Option<PathBuf>,
+    /// What `toolhost.lock` pins (read when OCI components are declared).
+    pub lock: Lock,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -157,6 +174,16 @@ struct RawConfig {
     upstream: Vec<Spanned<RawUpstream>>,
     #[serde(default)]
     signatures: RawSignatures,
+    #[serde(default)]
+    oci: RawOci,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOci {
+    #[serde(default)]
+    plain_http: Vec<String>,
+    store: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]
@@ -227,6 +254,9 @@ struct RawLayer {
     root: PathBuf,
     #[serde(default)]
     stdlib: bool,
+    /// Namespace, then file name, to an `oci://` reference.
+    #[serde(default)]
+    oci: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -327,6 +357,9 @@ impl HostConfig {
         for server in &self.upstreams {
             builder = builder.upstream(server.clone());
         }
+        for (file, pin) in self.oci_pins() {
+            builder = builder.pin(file, pin);
+        }
         builder
     }
 }
@@ -337,12 +370,14 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let engine = engine_settings(raw.engine)?;
     let defaults = raw.defaults.resolve(Limits::default(), Ceilings::of(&engine))?;
     let mut layers: Vec<Layer> = Vec::new();
+    let mut oci = Vec::new();
     for layer in raw.layer {
         let span = layer.span();
         let layer = layer.into_inner();
         if layers.iter().any(|l| l.name == layer.name) {
             return Err(Problem::at(span, format!("layer `{}` is defined twice", layer.name)));
         }
+        oci.extend(oci_components(&layer.name, layer.oci, &span)?);
         layers.push(Layer { name: layer.name, root: Some(base.join(layer.root)), stdlib: layer.stdlib });
     }
     let cache = match (raw.cache.enabled, raw.cache.dir) {
@@ -357,6 +392,14 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let storage = storage_setting(base, raw.storage)?;
     let upstreams = upstreams(base, &layers, raw.upstream)?;
     let signing_keys = signing_keys(base, raw.signatures)?;
+    let oci_settings =
+        OciSettings { plain_http: raw.oci.plain_http, store: raw.oci.store.map(|store| base.join(store)) };
+    let lock_path = Lock::path_for(path);
+    let lock = if oci.is_empty() {
+        Lock::default()
+    } else {
+        Lock::read(&lock_path).map_err(|e| Problem::at(0..0, e.to_string()))?
+    };
     Ok(HostConfig {
         layers,
         defaults,
@@ -370,7 +413,48 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         storage,
         upstreams,
         signing_keys,
+        oci,
+        oci_settings,
+        lock_path: Some(lock_path),
+        lock,
     })
+}
+
+/// `[layer.oci.NAMESPACE]` tables: a component per file name, by reference.
+fn oci_components(
+    layer: &str,
+    raw: BTreeMap<String, BTreeMap<String, String>>,
+    span: &std::ops::Range<usize>,
+) -> Result<Vec<OciComponent>, Problem> {
+    let mut components = Vec::new();
+    for (namespace, entries) in raw {
+        let at =
+            |problem: String| Problem::at(span.clone(), format!("layer `{layer}`, [layer.oci.{namespace}]: {problem}"));
+        crate::names::validate_namespace(&namespace).map_err(&at)?;
+        for (name, reference) in entries {
+            crate::names::validate_namespace(&name).map_err(|problem| at(format!("`{name}`: {problem}")))?;
+            let reference = OciReference::parse(&reference).map_err(|problem| at(format!("`{name}`: {problem}")))?;
+            components.push(OciComponent { layer: layer.to_owned(), namespace: namespace.clone(), name, reference });
+        }
+    }
+    Ok(components)
+}
+
+impl HostConfig {
+    /// The pins `toolhost.lock` puts on the files its declared OCI components are served
+    /// from (entries of components no longer declared pin nothing).
+    pub fn oci_pins(&self) -> Vec<(PathBuf, Pin)> {
+        let Some(lock_path) = &self.lock_path else { return Vec::new() };
+        self.oci
+            .iter()
+            .filter_map(|component| {
+                let locked = self.lock.get(&component.layer, &component.full_name())?;
+                let root = self.layers.iter().find(|layer| layer.name == component.layer)?.root.as_deref()?;
+                let pin = Pin { sha256: locked.sha256, by: lock_path.clone() };
+                Some((component.path(root), pin))
+            })
+            .collect()
+    }
 }
 
 /// The public keys of `[signatures]`, read now: a key that cannot be used stops the

@@ -15,6 +15,8 @@ pub struct Discovered {
     pub wasm: PathBuf,
     /// `<component>.toml` beside the `.wasm`, when present.
     pub manifest: Option<PathBuf>,
+    /// The pin `toolhost.lock` puts on its bytes, when it was pulled from a registry.
+    pub pin: Option<crate::trust::Pin>,
 }
 
 /// An HTTP tool definition found in a root (`<namespace>/<tool>.http.toml`).
@@ -81,7 +83,7 @@ pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool
         for wasm in wasm_files {
             let manifest = wasm.with_extension("toml");
             let manifest = manifest.is_file().then_some(manifest);
-            found.push(Discovered { layer: layer_index, namespace: namespace.clone(), wasm, manifest });
+            found.push(Discovered { layer: layer_index, namespace: namespace.clone(), wasm, manifest, pin: None });
         }
         for path in http_files {
             http.push(DiscoveredHttp { layer: layer_index, namespace: namespace.clone(), path });
@@ -120,13 +122,14 @@ impl FileStamp {
     }
 }
 
-/// The stamps of a component, its manifest and its signature (`<name>.wasm.sig`): a
-/// change to any of them loads the component again.
+/// The stamps of a component, its manifest and its signature (`<name>.wasm.sig`), and
+/// its pin in `toolhost.lock`: a change to any of them loads the component again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Fingerprint {
     pub wasm: Option<FileStamp>,
     pub manifest: Option<FileStamp>,
     pub signature: Option<FileStamp>,
+    pub pin: Option<crate::trust::Sha256>,
 }
 
 impl Fingerprint {
@@ -135,6 +138,7 @@ impl Fingerprint {
             wasm: FileStamp::of(&found.wasm),
             manifest: found.manifest.as_deref().and_then(FileStamp::of),
             signature: FileStamp::of(&crate::trust::signature_path(&found.wasm)),
+            pin: found.pin.as_ref().map(|pin| pin.sha256),
         }
     }
 }

@@ -92,6 +92,7 @@ impl Scan {
             http_found.extend(found.http);
             discovery_errors.extend(found.errors);
         }
+        discovery_errors.extend(apply_lock_pins(core, layers, &mut discovered));
         let mut http_tools = load_http_tools(core, http_found, previous);
         let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
         let (mut slots, to_load) = reuse_unchanged(discovered, previous);
@@ -170,6 +171,34 @@ impl Scan {
     pub fn set_generation(&mut self, generation: u64) {
         self.generation = generation;
     }
+}
+
+/// Puts `toolhost.lock`'s pins on the files they name, and returns an error for each
+/// pinned file that is missing from a root this host serves: declared and locked, but
+/// not pulled here yet.
+fn apply_lock_pins(core: &Core, layers: &[Layer], discovered: &mut [Discovered]) -> Vec<LoadError> {
+    let pins = core.pins.load();
+    if pins.is_empty() {
+        return Vec::new();
+    }
+    for found in discovered.iter_mut() {
+        found.pin = pins.get(&found.wasm).cloned();
+    }
+    let served = |path: &Path| {
+        let namespace = path.parent().and_then(Path::file_name).and_then(|name| name.to_str());
+        namespace.is_some_and(|namespace| core.serves_namespace(namespace))
+            && layers.iter().any(|layer| layer.root.as_deref().is_some_and(|root| path.starts_with(root)))
+    };
+    let mut missing: Vec<LoadError> = pins
+        .iter()
+        .filter(|(path, _)| served(path) && !discovered.iter().any(|found| &found.wasm == *path))
+        .map(|(path, pin)| {
+            let problem = format!("{} pins it, but it is not there: run `toolhost pull`", pin.by.display());
+            LoadError::new(path, LoadErrorKind::Io(problem))
+        })
+        .collect();
+    missing.sort_by(|a, b| a.path.cmp(&b.path));
+    missing
 }
 
 /// The slots of `previous` inside a root or namespace directory that could not be read
@@ -330,7 +359,7 @@ async fn load_catching_panics(
     found: &Discovered,
     previous: Option<&LoadedComponent>,
 ) -> Result<Arc<LoadedComponent>, LoadError> {
-    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref(), previous));
+    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref(), found.pin.as_ref(), previous));
     load.catch_unwind().await.unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<&str>()
@@ -368,16 +397,18 @@ fn slot_from(
     }
 }
 
-/// Loads one component file with the manifest beside it, to be served, reusing the
-/// code of `previous` (the version served until now) when the bytes are the same:
-/// baseline code is queued for the background compile that replaces it.
+/// Loads one component file with the manifest beside it (and its pin in
+/// `toolhost.lock`), to be served, reusing the code of `previous` (the version served
+/// until now) when the bytes are the same: baseline code is queued for the background
+/// compile that replaces it.
 pub(crate) async fn load_file(
     core: &Arc<Core>,
     path: &Path,
     manifest_path: Option<&Path>,
+    lock_pin: Option<&Pin>,
     previous: Option<&LoadedComponent>,
 ) -> Result<Arc<LoadedComponent>, LoadError> {
-    let (component, upgrade) = read_and_load(core, path, manifest_path, previous).await?;
+    let (component, upgrade) = read_and_load(core, path, manifest_path, lock_pin, previous).await?;
     let component = Arc::new(component);
     if let (Some(upgrade), Some(optimizer)) = (upgrade, &core.optimizer) {
         optimizer.enqueue(&component, upgrade);
@@ -391,13 +422,15 @@ pub(crate) async fn inspect_file(
     path: &Path,
     manifest_path: Option<&Path>,
 ) -> Result<LoadedComponent, LoadError> {
-    read_and_load(core, path, manifest_path, None).await.map(|(component, _)| component)
+    let lock_pin = core.pins.load().get(path).cloned();
+    read_and_load(core, path, manifest_path, lock_pin.as_ref(), None).await.map(|(component, _)| component)
 }
 
 async fn read_and_load(
     core: &Arc<Core>,
     path: &Path,
     manifest_path: Option<&Path>,
+    lock_pin: Option<&Pin>,
     previous: Option<&LoadedComponent>,
 ) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
     let manifest = match manifest_path {
@@ -405,30 +438,30 @@ async fn read_and_load(
         None => Manifest::default_for(core.defaults),
     };
     let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    let (bytes, verified) = verify(core, path, manifest_path, &manifest, bytes).await?;
+    let manifest_pin = manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned() });
+    let pins: Vec<Pin> = manifest_pin.into_iter().chain(lock_pin.cloned()).collect();
+    let (bytes, verified) = verify(core, path, pins, bytes).await?;
     let (mut component, upgrade) = core.loader().load_bytes(path, manifest_path, bytes, manifest, previous).await?;
     component.verified = verified;
     Ok((component, upgrade))
 }
 
-/// Checks the bytes just read against the manifest's pin and the host's signing keys
-/// ([`crate::trust`]) before anything treats them as code: not the compile cache, not
-/// the reuse of the code served until now, not a compile. Off the executor: one
-/// SHA-256 pass over a large component takes milliseconds.
+/// Checks the bytes just read against their pins (the manifest's, `toolhost.lock`'s)
+/// and the host's signing keys ([`crate::trust`]) before anything treats them as code:
+/// not the compile cache, not the reuse of the code served until now, not a compile.
+/// Off the executor: one SHA-256 pass over a large component takes milliseconds.
 async fn verify(
     core: &Arc<Core>,
     path: &Path,
-    manifest_path: Option<&Path>,
-    manifest: &Manifest,
+    pins: Vec<Pin>,
     bytes: Vec<u8>,
 ) -> Result<(Vec<u8>, Option<Verified>), LoadError> {
-    let pin = manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned() });
-    if pin.is_none() && !core.signing_keys.required() {
+    if pins.is_empty() && !core.signing_keys.required() {
         return Ok((bytes, None));
     }
     let (core, file) = (core.clone(), path.to_owned());
     let checked = tokio::task::spawn_blocking(move || {
-        let verified = trust::verify(&file, &bytes, pin.as_ref(), &core.signing_keys);
+        let verified = trust::verify(&file, &bytes, &pins, &core.signing_keys);
         (bytes, verified)
     })
     .await;

@@ -186,8 +186,10 @@ async fn settle(receiver: &mut tokio::sync::mpsc::UnboundedReceiver<()>, debounc
     }
 }
 
-/// Watches `toolhost.toml` at `path` and applies what can change while serving: the
-/// `[[upstream]]` servers (started, stopped, restarted as their declarations changed).
+/// Watches `toolhost.toml` at `path`, and `toolhost.lock` beside it, and applies what
+/// can change while serving: the `[[upstream]]` servers (started, stopped, restarted as
+/// their declarations changed) and the lock's pins (the files whose pin moved are
+/// loaded again).
 /// A file that no longer parses is reported with its line and changes nothing; other
 /// edits are reported as taking effect at the next start. `started_with` is the
 /// configuration the host was built from.
@@ -203,10 +205,11 @@ pub(crate) fn start_config(
     else {
         return Err(WatchError { path: path.display().to_string(), source: notify::Error::generic("not a file path") });
     };
+    let lock_name = std::ffi::OsString::from(crate::oci::lock::LOCK_FILE);
     // The directory, not the file: editors save by writing a new file and renaming it
     // over the old one, which a watch of the old file's inode never sees.
     let (mut watcher, mut receiver) = signalling_watcher("configuration watcher", move |event| {
-        event.paths.iter().any(|p| p.file_name() == Some(&file_name))
+        event.paths.iter().any(|p| p.file_name() == Some(&file_name) || p.file_name() == Some(&lock_name))
     })?;
     watcher
         .watch(&dir, RecursiveMode::NonRecursive)
@@ -243,8 +246,18 @@ pub(crate) fn start_config(
                     continue;
                 }
             }
-            let restart_needed = HostConfig { upstreams: Vec::new(), ..next.clone() }
-                != HostConfig { upstreams: Vec::new(), ..current.clone() };
+            let pins = next.oci_pins();
+            if pins != current.oci_pins() {
+                tracing::info!("{}: the pins changed", crate::oci::lock::LOCK_FILE);
+                log_change(&host.set_pins(pins).await);
+            }
+            let served_as_is = |config: &HostConfig| HostConfig {
+                upstreams: Vec::new(),
+                oci: Vec::new(),
+                lock: Default::default(),
+                ..config.clone()
+            };
+            let restart_needed = served_as_is(&next) != served_as_is(&current);
             if restart_needed {
                 tracing::warn!(
                     "{}: changes outside [[upstream]] take effect when the host starts again",

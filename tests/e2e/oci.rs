@@ -1,0 +1,204 @@
+//! Components from an OCI registry: `toolhost push` in the CNCF Wasm OCI layout,
+//! `toolhost pull` into the blob store, the layer's root and `toolhost.lock`, pins that
+//! hold when a tag moves, hosts that reload when the lock changes and refuse bytes the
+//! lock does not pin, digests checked on every pull, and credentials from the Docker
+//! configuration file. Against a real registry (the CNCF distribution registry,
+//! `docker-registry`) on loopback.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolhost::HostConfig;
+use toolhost_tests::{OciRegistry, component, mcp_python, next_change, toolhost_bin, write_atomically};
+
+/// `sha256:<hex>` of a file, from coreutils' `sha256sum`.
+fn sha256sum(path: &Path) -> String {
+    let output = Command::new("sha256sum").arg(path).output().expect("run sha256sum");
+    let text = String::from_utf8(output.stdout).unwrap();
+    format!("sha256:{}", text.split_whitespace().next().expect("a digest"))
+}
+
+/// Runs the CLI with `config`, with Docker credentials read from `docker_config` only.
+fn toolhost(config: &Path, docker_config: &Path, args: &[&str]) -> Output {
+    Command::new(toolhost_bin())
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env("DOCKER_CONFIG", docker_config)
+        .env("TOOLHOST_CACHE_DIR", config.parent().unwrap().join("cache"))
+        .output()
+        .expect("run toolhost")
+}
+
+fn success(output: &Output) -> Value {
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("JSON on stdout")
+}
+
+/// The manifest as the registry serves it, read with Python's urllib (not the host's
+/// client): its digest and its JSON.
+fn manifest_of(registry: &str, repository: &str, tag: &str) -> (String, Value) {
+    let script = "import hashlib, json, sys, urllib.request\n\
+        request = urllib.request.Request(sys.argv[1], headers={'Accept': 'application/vnd.oci.image.manifest.v1+json'})\n\
+        body = urllib.request.urlopen(request).read()\n\
+        print(json.dumps({'digest': 'sha256:' + hashlib.sha256(body).hexdigest(), 'manifest': json.loads(body)}))\n";
+    let url = format!("http://{registry}/v2/{repository}/manifests/{tag}");
+    let output = Command::new(mcp_python()).args(["-c", script, &url]).output().expect("run python");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    (answer["digest"].as_str().unwrap().to_owned(), answer["manifest"].clone())
+}
+
+fn write_config(dir: &Path, registry: &str, reference: &str) -> PathBuf {
+    let config = dir.join("toolhost.toml");
+    let text = format!(
+        "[[layer]]\nname = \"org\"\nroot = \"org\"\n\n[layer.oci.calc]\nmath = \"{reference}\"\n\n\
+         [oci]\nplain_http = [\"{registry}\"]\nstore = \"store\"\n"
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn components_pushed_to_a_registry_are_pulled_pinned_and_served() {
+    let registry = OciRegistry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let no_credentials = dir.path().join("docker");
+    let reference = format!("oci://{}/tools/calc:1.0", registry.addr);
+    let config = write_config(dir.path(), &registry.addr, &reference);
+    let (math, text) = (component("math"), component("text"));
+
+    // Push: the CNCF Wasm OCI layout, as another client reads it.
+    let pushed = success(&toolhost(&config, &no_credentials, &["push", math.to_str().unwrap(), &reference]));
+    assert_eq!(pushed["sha256"], json!(sha256sum(&math)));
+    let (manifest_digest, manifest) = manifest_of(&registry.addr, "tools/calc", "1.0");
+    assert_eq!(pushed["manifest"], json!(manifest_digest));
+    assert_eq!(manifest["config"]["mediaType"], json!("application/vnd.wasm.config.v0+json"));
+    assert_eq!(manifest["layers"].as_array().unwrap().len(), 1, "{manifest}");
+    assert_eq!(manifest["layers"][0]["mediaType"], json!("application/wasm"));
+    assert_eq!(manifest["layers"][0]["digest"], json!(sha256sum(&math)));
+
+    // Pull: into the store, the layer's root and the lock.
+    let pulled = success(&toolhost(&config, &no_credentials, &["pull"]));
+    let first = &pulled["components"][0];
+    assert_eq!(first["name"], json!("calc/math"));
+    assert_eq!(first["manifest"], json!(manifest_digest));
+    assert_eq!(
+        (&first["downloaded"], &first["written"], &first["pin_changed"]),
+        (&json!(true), &json!(true), &json!(true))
+    );
+    let served_file = dir.path().join("org/calc/math.wasm");
+    assert_eq!(sha256sum(&served_file), sha256sum(&math));
+    let stored = dir.path().join("store/blobs/sha256").join(&sha256sum(&math)["sha256:".len()..]);
+    assert_eq!(sha256sum(&stored), sha256sum(&math), "the blob store holds it by digest");
+    let lock_path = dir.path().join("toolhost.lock");
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    for expected in [reference.as_str(), manifest_digest.as_str(), &sha256sum(&math), "name = \"calc/math\""] {
+        assert!(lock.contains(expected), "{expected} missing from\n{lock}");
+    }
+    let called = success(&toolhost(&config, &no_credentials, &["call", "calc/add", "--input", r#"{"numbers":[1,2]}"#]));
+    assert_eq!(called, json!({ "value": 3.0 }));
+    let again = success(&toolhost(&config, &no_credentials, &["pull"]));
+    let again = &again["components"][0];
+    assert_eq!(
+        (&again["downloaded"], &again["written"], &again["pin_changed"]),
+        (&json!(false), &json!(false), &json!(false))
+    );
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), lock, "an unchanged toolset writes the same lock");
+
+    // A host serving the configuration, watching its files and its lock.
+    let host_config = HostConfig::load(&config).unwrap();
+    let host = host_config.builder().build().await.unwrap();
+    let mut changes = host.subscribe();
+    let _files = host.watch(Duration::from_millis(50)).unwrap();
+    let _config = host.watch_config(&config, host_config, Duration::from_millis(50)).unwrap();
+    assert_eq!(host.call("calc/add", json!({ "numbers": [2, 2] })).await.unwrap(), json!({ "value": 4.0 }));
+    let shown = serde_json::to_value(host.inspect_file(&served_file).await.unwrap()).unwrap();
+    assert_eq!(shown["verified"]["pinned_by"], json!([lock_path]));
+
+    // The tag moves: the pin holds until --update moves it, then the host serves it.
+    success(&toolhost(&config, &no_credentials, &["push", text.to_str().unwrap(), &reference]));
+    let pinned = success(&toolhost(&config, &no_credentials, &["pull"]));
+    assert_eq!(pinned["components"][0]["sha256"], json!(sha256sum(&math)), "pulled by the pinned digest");
+    assert_eq!(sha256sum(&served_file), sha256sum(&math));
+    let updated = success(&toolhost(&config, &no_credentials, &["pull", "--update"]));
+    assert_eq!(updated["components"][0]["sha256"], json!(sha256sum(&text)));
+    assert_eq!(updated["components"][0]["pin_changed"], json!(true));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while host.call("calc/slugify", json!({ "text": "A b" })).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "the new version was not served: {:?}", host.load_errors());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+
+    // Bytes the lock does not pin: refused, naming both digests; the pinned version stays.
+    while changes.try_recv().is_ok() {}
+    write_atomically(&served_file, &std::fs::read(&math).unwrap());
+    let change = next_change(&mut changes, 20).await;
+    assert_eq!(change.errors.len(), 1, "{change:?}");
+    let message = change.errors[0].to_string();
+    assert!(message.contains(&format!("its bytes are {}", sha256sum(&math))), "{message}");
+    assert!(message.contains(&format!("{} pins {}", lock_path.display(), sha256sum(&text))), "{message}");
+    assert_eq!(host.call("calc/slugify", json!({ "text": "A b" })).await.unwrap(), json!({ "slug": "a-b" }));
+
+    // A pull puts the pinned bytes back.
+    let repaired = success(&toolhost(&config, &no_credentials, &["pull"]));
+    assert_eq!(repaired["components"][0]["written"], json!(true));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !host.load_errors().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "still refused: {:?}", host.load_errors());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Bytes the registry serves that are not what the manifest names: refused, and
+    // nothing is written. (Another directory, with an empty store.)
+    let other = tempfile::tempdir().unwrap();
+    let by_digest = format!("oci://{}/tools/calc@{manifest_digest}", registry.addr);
+    let other_config = write_config(other.path(), &registry.addr, &by_digest);
+    let blob = registry.blob_path(&sha256sum(&math));
+    let mut damaged = std::fs::read(&blob).unwrap();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 0xff;
+    std::fs::write(&blob, &damaged).unwrap();
+    let refused = toolhost(&other_config, &no_credentials, &["pull"]);
+    assert_eq!(refused.status.code(), Some(14), "{}", String::from_utf8_lossy(&refused.stderr));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("error[oci]: calc/math") && stderr.to_lowercase().contains("digest"), "{stderr}");
+    assert!(!other.path().join("org").exists() && !other.path().join("toolhost.lock").exists());
+}
+
+#[test]
+fn registry_credentials_come_from_the_docker_configuration_file() {
+    let registry = OciRegistry::start_with_password("alice", "s3cret-pw");
+    let dir = tempfile::tempdir().unwrap();
+    let reference = format!("oci://{}/tools/calc:1.0", registry.addr);
+    let config = write_config(dir.path(), &registry.addr, &reference);
+    let math = component("math");
+    let docker = |name: &str, auth: Option<&str>| {
+        let docker = dir.path().join(name);
+        std::fs::create_dir_all(&docker).unwrap();
+        if let Some(auth) = auth {
+            use base64::Engine as _;
+            let auth = base64::engine::general_purpose::STANDARD.encode(auth);
+            let file = json!({ "auths": { registry.addr.clone(): { "auth": auth } } });
+            std::fs::write(docker.join("config.json"), file.to_string()).unwrap();
+        }
+        docker
+    };
+
+    for (who, auth) in [("nobody", None), ("wrong", Some("alice:not-it"))] {
+        let refused = toolhost(&config, &docker(who, auth), &["push", math.to_str().unwrap(), &reference]);
+        assert_eq!(refused.status.code(), Some(14), "{who}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains("error[oci]") && !stderr.contains("not-it"), "{who}: {stderr}");
+    }
+    let alice = docker("alice", Some("alice:s3cret-pw"));
+    let pushed = success(&toolhost(&config, &alice, &["push", math.to_str().unwrap(), &reference]));
+    assert_eq!(pushed["sha256"], json!(sha256sum(&math)));
+    let refused = toolhost(&config, &docker("nobody", None), &["pull"]);
+    assert_eq!(refused.status.code(), Some(14));
+    let pulled = success(&toolhost(&config, &alice, &["pull"]));
+    assert_eq!(pulled["components"][0]["sha256"], json!(sha256sum(&math)));
+}
