@@ -321,11 +321,12 @@ async fn fetch(
     let (bytes, downloaded) = match store.get(&layer_digest) {
         Some(bytes) => (bytes, false),
         None => {
-            let mut bytes = Vec::with_capacity(size as usize);
+            let mut blob = Bounded { bytes: Vec::with_capacity(size.min(64 << 20) as usize), limit: size };
             client
-                .pull_blob(&target, layer_digest.to_string().as_str(), &mut bytes)
+                .pull_blob(&target, layer_digest.to_string().as_str(), &mut blob)
                 .await
                 .map_err(|e| registry_error(format!("cannot fetch the component: {e}")))?;
+            let bytes = blob.bytes;
             let actual = Sha256::of(&bytes);
             if actual != layer_digest {
                 return Err(digest_error("the component", layer_digest.to_string(), actual.to_string()));
@@ -348,6 +349,43 @@ async fn fetch(
         size,
     };
     Ok((locked, bytes, downloaded))
+}
+
+/// A blob as it downloads, refused past the size its manifest gives: a registry cannot
+/// make a pull hold more than it announced (and at most [`MAX_COMPONENT_SIZE`]).
+struct Bounded {
+    bytes: Vec<u8>,
+    limit: u64,
+}
+
+impl tokio::io::AsyncWrite for Bounded {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        if this.bytes.len() as u64 + buf.len() as u64 > this.limit {
+            let problem = format!("more than the {} bytes its manifest gives", this.limit);
+            return std::task::Poll::Ready(Err(std::io::Error::other(problem)));
+        }
+        this.bytes.extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
 }
 
 /// What a push published.
