@@ -473,6 +473,28 @@ pub fn spawn_http_server(mut command: Command) -> Result<(std::process::Child, S
     Ok((child, addr))
 }
 
+/// A loopback port the OS picks, free now, for a server that must be told its port.
+pub fn free_loopback_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port()
+}
+
+/// Waits until something listens on loopback `port`, failing the test after `within`.
+fn wait_until_listening(port: u16, server: &str, within: std::time::Duration) {
+    let deadline = std::time::Instant::now() + within;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "{server} did not listen on port {port} within {within:?}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// `sha256:<hex>` of a file, from coreutils' `sha256sum`: not the host's own code.
+pub fn sha256sum(path: &Path) -> String {
+    let output = Command::new("sha256sum").arg(path).output().expect("run sha256sum");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("sha256sum prints text");
+    format!("sha256:{}", text.split_whitespace().next().expect("a digest"))
+}
+
 /// A `redis-server` of its own on a free loopback port, without persistence; stopped
 /// when dropped.
 pub struct RedisServer {
@@ -485,7 +507,7 @@ pub struct RedisServer {
 impl RedisServer {
     pub fn start() -> RedisServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let port = free_loopback_port();
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
             .arg("--dir")
@@ -494,11 +516,7 @@ impl RedisServer {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("redis-server runs (the test setup installs the Debian package)");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_until_listening(port, "redis-server", std::time::Duration::from_secs(10));
         RedisServer { child, url: format!("redis://127.0.0.1:{port}/0"), _dir: dir }
     }
 }
@@ -533,7 +551,7 @@ impl OciRegistry {
 
     fn start_with(login: Option<(&str, &str)>) -> OciRegistry {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let port = free_loopback_port();
         let addr = format!("127.0.0.1:{port}");
         let mut config = format!(
             "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n  secret: toolhost-tests\n",
@@ -565,11 +583,7 @@ impl OciRegistry {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("docker-registry runs (the test setup installs the Debian package)");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "docker-registry did not listen on {addr} within 20 s");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_until_listening(port, "docker-registry", std::time::Duration::from_secs(20));
         OciRegistry { child, addr, dir }
     }
 

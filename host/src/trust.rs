@@ -38,22 +38,27 @@ impl Sha256 {
     /// Reads `sha256:<hex>` or bare `<hex>` (64 hex digits, either case).
     pub fn parse(text: &str) -> Result<Sha256, String> {
         let hex = text.strip_prefix("sha256:").unwrap_or(text);
-        let wrong = || format!("`{}` is not a SHA-256 digest (`sha256:` and 64 hex digits)", bounded(text.into(), 80));
-        if hex.len() != 64 {
-            return Err(wrong());
-        }
-        let mut digest = [0u8; 32];
-        for (byte, pair) in digest.iter_mut().zip(hex.as_bytes().chunks(2)) {
-            let pair = std::str::from_utf8(pair).map_err(|_| wrong())?;
-            *byte = u8::from_str_radix(pair, 16).map_err(|_| wrong())?;
-        }
-        Ok(Sha256(digest))
+        decode_hex32(hex).map(Sha256).ok_or_else(|| {
+            format!("`{}` is not a SHA-256 digest (`sha256:` and 64 hex digits)", bounded(text.into(), 80))
+        })
     }
 
     /// The 32 bytes.
     pub fn bytes(&self) -> &[u8; 32] {
         &self.0
     }
+}
+
+/// 32 bytes written as 64 hex digits (either case); `None` for anything else.
+pub(crate) fn decode_hex32(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut bytes = [0u8; 32];
+    for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(bytes)
 }
 
 impl fmt::Display for Sha256 {

@@ -11,14 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::HostConfig;
-use toolhost_tests::{OciRegistry, component, mcp_python, next_change, toolhost_bin, write_atomically};
-
-/// `sha256:<hex>` of a file, from coreutils' `sha256sum`.
-fn sha256sum(path: &Path) -> String {
-    let output = Command::new("sha256sum").arg(path).output().expect("run sha256sum");
-    let text = String::from_utf8(output.stdout).unwrap();
-    format!("sha256:{}", text.split_whitespace().next().expect("a digest"))
-}
+use toolhost_tests::{OciRegistry, component, mcp_python, next_change, sha256sum, toolhost_bin, write_atomically};
 
 /// Runs the CLI with `config`, with Docker credentials read from `docker_config` only.
 fn toolhost(config: &Path, docker_config: &Path, args: &[&str]) -> Output {

@@ -9,15 +9,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolhost::{CacheSetting, EngineSettings, HostConfig, ToolHost};
-use toolhost_tests::{ToolsDir, component, cosign_keygen, cosign_sign, next_change, toolhost_bin, write_atomically};
-
-/// `sha256:<hex>` of a file, from coreutils' `sha256sum`: not the host's own code.
-fn sha256sum(path: &Path) -> String {
-    let output = Command::new("sha256sum").arg(path).output().expect("run sha256sum");
-    assert!(output.status.success(), "{output:?}");
-    let text = String::from_utf8(output.stdout).unwrap();
-    format!("sha256:{}", text.split_whitespace().next().expect("a digest"))
-}
+use toolhost_tests::{
+    ToolsDir, component, cosign_keygen, cosign_sign, next_change, sha256sum, toolhost_bin, write_atomically,
+};
 
 /// Compiled components in a compile cache (`<dir>/<engine key>/<hash>.cwasm`).
 fn cache_entries(dir: &Path) -> usize {

@@ -73,15 +73,9 @@ pub fn digest(token: &str) -> TokenDigest {
 
 /// Parses a digest written as 64 hex digits.
 pub fn parse_digest(hex: &str) -> Result<TokenDigest, String> {
-    let bad = || format!("`sha256` must be 64 hex digits (the SHA-256 of the token), not {} characters", hex.len());
-    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad());
-    }
-    let mut digest = [0u8; 32];
-    for (i, byte) in digest.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-    }
-    Ok(digest)
+    crate::trust::decode_hex32(hex).ok_or_else(|| {
+        format!("`sha256` must be 64 hex digits (the SHA-256 of the token), not {} characters", hex.len())
+    })
 }
 
 /// A new random token (256 bits, URL-safe base64) and its digest in hex, for
