@@ -70,6 +70,7 @@
 //! max_sessions = 1024
 //! max_streams_per_session = 32  # GET event streams and POSTs being answered
 //! session_idle_timeout = "10m"  # without a request or an open stream
+//! approval_key = { env = "TOOLHOST_APPROVAL_KEY" }  # or { file = "…" }: the same on every replica
 //! ```
 //!
 //! Parsed as strictly as manifests: an unknown key is an error naming file and line.
@@ -81,7 +82,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::limits::RawLimits;
-use crate::config::tokens::{RawToken, tokens};
+use crate::config::tokens::{RawToken, read_secret_file, tokens};
 use crate::config::units::{Problem, parse_duration, parse_size};
 use crate::oci::lock::Lock;
 use crate::oci::{OciComponent, OciReference, OciSettings};
@@ -90,6 +91,7 @@ use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::MAX_TIMEOUT;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES, MIN_MAX_MEMORY};
+use crate::serve::ApprovalKey;
 use crate::serve::auth::Tokens;
 use crate::serve::limits::{HttpLimits, bounds};
 use crate::storage::StorageSetting;
@@ -122,6 +124,9 @@ pub struct HostConfig {
     pub tokens: Tokens,
     /// What one client may take of the HTTP server.
     pub http: HttpLimits,
+    /// The key sealing approval questions of `serve --http` (`[http] approval_key`),
+    /// shared by replicas; `None`: each process draws its own.
+    pub approval_key: Option<ApprovalKey>,
     /// Where the buckets of `wasi:keyvalue` live.
     pub storage: StorageSetting,
     /// Upstream MCP servers whose tools are served.
@@ -239,6 +244,15 @@ struct RawHttp {
     max_sessions: Option<Spanned<u64>>,
     max_streams_per_session: Option<Spanned<u64>>,
     session_idle_timeout: Option<Spanned<String>>,
+    approval_key: Option<Spanned<RawSecret>>,
+}
+
+/// A secret named by where it is, never written in the file itself.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecret {
+    env: Option<String>,
+    file: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]
@@ -365,7 +379,7 @@ impl HostConfig {
 }
 
 fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
-    let raw: RawConfig = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
+    let mut raw: RawConfig = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
     let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let engine = engine_settings(raw.engine)?;
     let defaults = raw.defaults.resolve(Limits::default(), Ceilings::of(&engine))?;
@@ -388,6 +402,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let precompiled = raw.cache.precompiled.map(|dir| base.join(dir));
     let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
     let tokens = tokens(base, raw.token)?;
+    let approval_key = raw.http.approval_key.take().map(|secret| approval_key(base, secret)).transpose()?;
     let http = http_limits(raw.http)?;
     let storage = storage_setting(base, raw.storage)?;
     let upstreams = upstreams(base, &layers, raw.upstream)?;
@@ -410,6 +425,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         audit_jsonl,
         tokens,
         http,
+        approval_key,
         storage,
         upstreams,
         signing_keys,
@@ -573,6 +589,21 @@ fn storage_setting(base: &Path, raw: Option<Spanned<RawStorage>>) -> Result<Stor
     }
 }
 
+/// `[http] approval_key = { env = "NAME" }` or `{ file = "PATH" }` (relative to the
+/// configuration). Errors never contain the secret.
+fn approval_key(base: &Path, raw: Spanned<RawSecret>) -> Result<ApprovalKey, Problem> {
+    let span = raw.span();
+    let at = |message: String| Problem::at(span.clone(), format!("[http] approval_key: {message}"));
+    let secret = match raw.into_inner() {
+        RawSecret { env: Some(variable), file: None } => {
+            std::env::var(&variable).map_err(|_| at(format!("the environment variable `{variable}` is not set")))?
+        }
+        RawSecret { env: None, file: Some(file) } => read_secret_file(&base.join(file), "approval key").map_err(at)?,
+        _ => return Err(at("give exactly one of `env` or `file`".into())),
+    };
+    ApprovalKey::from_secret(&secret).map_err(at)
+}
+
 fn http_limits(raw: RawHttp) -> Result<HttpLimits, Problem> {
     let mut limits = HttpLimits::default();
     let count = |value: Option<Spanned<u64>>, key: &str, range: std::ops::RangeInclusive<usize>, into: &mut usize| {
@@ -724,6 +755,36 @@ mod tests {
         let short = "[[token]]\nagent = \"a\"\nsha256 = \"secret-looking\"\n";
         let error = HostConfig::parse(Path::new("t.toml"), short).unwrap_err();
         assert!(error.problem.contains("64 hex digits") && !error.problem.contains("secret-looking"), "{error}");
+    }
+
+    #[test]
+    fn the_approval_key_comes_from_a_file_or_a_variable_and_never_shows() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "k".repeat(20) + "-shared-by-replicas";
+        std::fs::write(dir.path().join("approval.key"), format!("{secret}\n")).unwrap();
+        let config = HostConfig::parse(
+            &dir.path().join("toolhost.toml"),
+            "[http]\napproval_key = { file = \"approval.key\" }\n",
+        )
+        .unwrap();
+        assert_eq!(config.approval_key, Some(ApprovalKey::from_secret(&secret).unwrap()));
+        assert_eq!(HostConfig::parse(Path::new("t.toml"), "").unwrap().approval_key, None, "none: per process");
+        assert!(!format!("{config:?}").contains(&secret), "Debug shows no key");
+
+        std::fs::write(dir.path().join("short.key"), "hunter2").unwrap();
+        for (text, wanted) in [
+            ("{ file = \"short.key\" }", "at least 32 characters"),
+            ("{ file = \"missing.key\" }", "cannot read the approval key file"),
+            ("{ env = \"TOOLHOST_TEST_SURELY_UNSET\" }", "`TOOLHOST_TEST_SURELY_UNSET` is not set"),
+            ("{ env = \"A\", file = \"b\" }", "exactly one of `env` or `file`"),
+            ("{ value = \"inline\" }", "unknown field `value`"),
+        ] {
+            let error =
+                HostConfig::parse(&dir.path().join("toolhost.toml"), &format!("[http]\napproval_key = {text}\n"))
+                    .unwrap_err();
+            assert_eq!(error.line, 2, "{text}");
+            assert!(error.problem.contains(wanted) && !error.problem.contains("hunter2"), "{text}: {error}");
+        }
     }
 
     #[test]

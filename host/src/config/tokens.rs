@@ -48,7 +48,7 @@ pub(super) fn tokens(base: &Path, raw: Vec<Spanned<RawToken>>) -> Result<Tokens,
             (Some(hex), None, None) => tokens.with_digest(&entry.agent, parse_digest(hex).map_err(at)?),
             (None, Some(file), None) => {
                 let path = base.join(file);
-                let text = read_token_file(&path).map_err(at)?;
+                let text = read_secret_file(&path, "token").map_err(at)?;
                 tokens.with_token(
                     &entry.agent,
                     non_empty(text.trim()).ok_or_else(|| at("the token file is empty".into()))?,
@@ -72,19 +72,21 @@ fn non_empty(text: &str) -> Option<&str> {
     (!text.is_empty()).then_some(text)
 }
 
-/// Longest token file read: a token is a line of text; a path to something endless
-/// (`/dev/zero`, a pipe that never closes its end is the operator's) must not be read
-/// for ever.
-const MAX_TOKEN_FILE: u64 = 4096;
+/// Longest secret file read (a token, a key): a secret is a line of text; a path to
+/// something endless (`/dev/zero`, a pipe that never closes its end is the operator's)
+/// must not be read for ever.
+const MAX_SECRET_FILE: u64 = 4096;
 
-fn read_token_file(path: &std::path::Path) -> Result<String, String> {
+/// The text of the file holding a `what` (token, approval key); errors name the file,
+/// never its content.
+pub(super) fn read_secret_file(path: &std::path::Path, what: &str) -> Result<String, String> {
     use std::io::Read;
-    let cannot = |e: std::io::Error| format!("cannot read the token file {}: {e}", path.display());
+    let cannot = |e: std::io::Error| format!("cannot read the {what} file {}: {e}", path.display());
     let mut text = String::new();
     let file = std::fs::File::open(path).map_err(cannot)?;
-    file.take(MAX_TOKEN_FILE + 1).read_to_string(&mut text).map_err(cannot)?;
-    if text.len() as u64 > MAX_TOKEN_FILE {
-        return Err(format!("the token file {} is longer than {MAX_TOKEN_FILE} bytes", path.display()));
+    file.take(MAX_SECRET_FILE + 1).read_to_string(&mut text).map_err(cannot)?;
+    if text.len() as u64 > MAX_SECRET_FILE {
+        return Err(format!("the {what} file {} is longer than {MAX_SECRET_FILE} bytes", path.display()));
     }
     Ok(text)
 }

@@ -76,15 +76,63 @@ pub(super) fn input_required(request: &ApprovalRequest, state: String) -> InputR
     InputRequiredResult::new(Some(asks), Some(state))
 }
 
+/// The key that seals 2026-07-28 approval questions. Each server process draws its own
+/// unless the operator gives one (`[http] approval_key`): replicas behind a balancer
+/// must share it, because a client's retry with the answer may reach another replica
+/// than the one that asked.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApprovalKey([u8; 32]);
+
+/// The shortest secret an approval key is made from.
+pub const MIN_APPROVAL_SECRET: usize = 32;
+
+impl ApprovalKey {
+    /// A key of this process only, from the OS's randomness (none: an error, as a key
+    /// anyone could guess would let clients seal their own approvals).
+    pub fn random() -> Result<ApprovalKey, getrandom::Error> {
+        let mut key = [0; 32];
+        getrandom::fill(&mut key)?;
+        Ok(ApprovalKey(key))
+    }
+
+    /// The key every replica given `secret` derives alike (its SHA-256); the secret is
+    /// at least [`MIN_APPROVAL_SECRET`] bytes, surrounding whitespace aside. The error
+    /// never contains the secret.
+    pub fn from_secret(secret: &str) -> Result<ApprovalKey, String> {
+        use sha2::Digest;
+        let secret = secret.trim();
+        if secret.len() < MIN_APPROVAL_SECRET {
+            return Err(format!(
+                "the approval key must be at least {MIN_APPROVAL_SECRET} characters (random ones), not {}",
+                secret.len()
+            ));
+        }
+        Ok(ApprovalKey(sha2::Sha256::digest(secret.as_bytes()).into()))
+    }
+}
+
+impl std::fmt::Debug for ApprovalKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApprovalKey(…)")
+    }
+}
+
 /// What a question was about (caller, tool, input, risk, reason), sealed with the
-/// server's key: the retry must carry it, so an answer approves only the call it was
-/// asked about — not the same tool with another input, nor another caller's call.
-pub(super) fn seal(key: &[u8; 32], request: &ApprovalRequest) -> String {
-    use sha2::Digest;
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(key);
-    hasher.update(serde_json::to_vec(request).unwrap_or_default());
-    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+/// server's key (HMAC-SHA256): the retry must carry it, so an answer approves only the
+/// call it was asked about — not the same tool with another input, nor another
+/// caller's call — and only a server holding the key can make one.
+pub(super) fn seal(key: &ApprovalKey, request: &ApprovalRequest) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key.0).expect("HMAC takes a key of any length");
+    mac.update(&serde_json::to_vec(request).unwrap_or_default());
+    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a retry echoed the seal of the question (compared in constant time, so the
+/// time a refusal takes says nothing about the seal).
+pub(super) fn is_seal(echoed: Option<&str>, sealed: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    echoed.is_some_and(|echoed| echoed.len() == sealed.len() && bool::from(echoed.as_bytes().ct_eq(sealed.as_bytes())))
 }
 
 /// Why a retry's answer is not taken: it was given for another question.
@@ -158,7 +206,7 @@ mod tests {
 
     #[test]
     fn a_seal_binds_the_answer_to_its_question() {
-        let key = [7; 32];
+        let key = ApprovalKey([7; 32]);
         let asked = request();
         let mut other_input = request();
         other_input.input = json!({ "path": "elsewhere" });
@@ -167,7 +215,26 @@ mod tests {
         assert_eq!(seal(&key, &asked), seal(&key, &request()));
         assert_ne!(seal(&key, &asked), seal(&key, &other_input));
         assert_ne!(seal(&key, &asked), seal(&key, &other_caller));
-        assert_ne!(seal(&key, &asked), seal(&[8; 32], &asked));
+        assert_ne!(seal(&key, &asked), seal(&ApprovalKey([8; 32]), &asked));
+    }
+
+    #[test]
+    fn replicas_given_one_secret_seal_alike_and_random_keys_differ() {
+        let secret = "correct horse battery staple, 32+ characters";
+        let (one, other) = (ApprovalKey::from_secret(secret).unwrap(), ApprovalKey::from_secret(secret).unwrap());
+        assert_eq!(seal(&one, &request()), seal(&other, &request()));
+        assert_eq!(
+            ApprovalKey::from_secret(&format!("  {secret}\n")).unwrap(),
+            one,
+            "whitespace around is not the key"
+        );
+        assert_ne!(ApprovalKey::random().unwrap(), ApprovalKey::random().unwrap());
+        assert!(is_seal(Some(&seal(&one, &request())), &seal(&other, &request())));
+        assert!(!is_seal(Some("00"), &seal(&one, &request())) && !is_seal(None, &seal(&one, &request())));
+        assert_ne!(seal(&one, &request()), seal(&ApprovalKey::from_secret(&format!("{secret}!")).unwrap(), &request()));
+        let short = ApprovalKey::from_secret("hunter2").unwrap_err();
+        assert!(short.contains("at least 32") && !short.contains("hunter2"), "{short}");
+        assert_eq!(format!("{one:?}"), "ApprovalKey(…)", "Debug shows no key");
     }
 
     #[test]

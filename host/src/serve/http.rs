@@ -14,6 +14,7 @@ use axum::middleware::{from_fn, from_fn_with_state};
 
 use crate::ToolHost;
 use crate::policy::Caller;
+use crate::serve::ApprovalKey;
 use crate::serve::auth::{SessionOwners, Tokens};
 use crate::serve::connections::{listen, serve_connections};
 use crate::serve::limits::HttpLimits;
@@ -42,6 +43,9 @@ pub struct HttpOptions {
     /// How much of the server one client may take: connections, the size and pace of
     /// requests, sessions and their streams.
     pub limits: HttpLimits,
+    /// Seals the approval questions of 2026-07-28 clients; replicas behind one
+    /// balancer need the same key. `None`: a key of this process only.
+    pub approval_key: Option<ApprovalKey>,
 }
 
 impl HttpOptions {
@@ -129,7 +133,11 @@ pub async fn serve_http_on(
         tracing::warn!(%addr, "serving a non-loopback address without credentials (--insecure-no-auth)");
     }
     let limits = options.limits.clone();
-    let (router, stop) = http_router(host, caller, options);
+    let approval_key = match options.approval_key.clone() {
+        Some(shared) => shared,
+        None => ApprovalKey::random().map_err(|e| anyhow::anyhow!("no randomness for the approval key: {e}"))?,
+    };
+    let (router, stop) = http_router(host, caller, options, approval_key);
     serve_connections(listener, router, &limits, shutdown, move || stop.cancel()).await;
     Ok(())
 }
@@ -140,6 +148,7 @@ fn http_router(
     host: ToolHost,
     caller: Caller,
     options: HttpOptions,
+    approval_key: ApprovalKey,
 ) -> (axum::Router, tokio_util::sync::CancellationToken) {
     let limits = &options.limits;
     let config = StreamableHttpServerConfig::default()
@@ -149,7 +158,7 @@ fn http_router(
     let stop = config.cancellation_token.clone();
     let sessions = BoundedSessions::new(limits);
     tokio::spawn(sessions.clone().close_idle(stop.child_token()));
-    let shared = Arc::new(Shared::new(host.clone(), caller));
+    let shared = Arc::new(Shared::new(host.clone(), caller, approval_key));
     // One handler per session (and per stateless request): each session's handler
     // forwards registry changes to its own client.
     let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), sessions.clone(), config);

@@ -40,7 +40,7 @@ use crate::policy::ApprovalHook;
 use crate::policy::Caller;
 use crate::registry::RegistryChange;
 use crate::registry::component::OutputForm;
-use crate::serve::approval;
+use crate::serve::approval::{self, ApprovalKey};
 use crate::serve::auth::Authenticated;
 use crate::serve::definitions::{self, ExportFormat};
 use crate::serve::middleware::{Disconnect, SESSION_HEADER};
@@ -56,7 +56,8 @@ const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// Serves MCP over this process's stdin and stdout until stdin closes (or the client
 /// goes away). Logs go to stderr; nothing else is written to stdout.
 pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
-    let server = McpServer::new(Arc::new(Shared::new(host, caller)));
+    let approval_key = ApprovalKey::random().map_err(|e| anyhow::anyhow!("no randomness for the approval key: {e}"))?;
+    let server = McpServer::new(Arc::new(Shared::new(host, caller, approval_key)));
     let running = match server.serve(JsonLines::stdio()).await {
         Ok(running) => running,
         // stdin closed before the client said anything: nothing to serve.
@@ -75,7 +76,7 @@ pub(super) struct Shared {
     caller: Caller,
     tools: Mutex<HashMap<Caller, ToolList>>,
     /// Seals the approval questions of 2026-07-28 calls ([`approval::seal`]).
-    approval_key: [u8; 32],
+    approval_key: ApprovalKey,
 }
 
 /// The MCP tool definitions a caller saw at one [`ToolHost::listing_version`].
@@ -89,13 +90,7 @@ struct ToolList {
 const LISTS_KEPT: usize = 1024;
 
 impl Shared {
-    pub(super) fn new(host: ToolHost, caller: Caller) -> Self {
-        let mut approval_key = [0; 32];
-        // Without randomness the key is all zeros: seals still bind caller, tool and
-        // input, only a client could then compute one itself.
-        if let Err(e) = getrandom::fill(&mut approval_key) {
-            tracing::warn!("no randomness for the approval key: {e}");
-        }
+    pub(super) fn new(host: ToolHost, caller: Caller, approval_key: ApprovalKey) -> Self {
         Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key }
     }
 
@@ -236,7 +231,9 @@ impl McpServer {
         let sealed = approval::seal(&self.shared.approval_key, &question);
         match request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
             None => Err(Box::new(approval::input_required(&question, sealed))),
-            Some(answer) if request.request_state.as_deref() == Some(sealed.as_str()) => Ok(approval::answered(answer)),
+            Some(answer) if approval::is_seal(request.request_state.as_deref(), &sealed) => {
+                Ok(approval::answered(answer))
+            }
             Some(_) => Ok(approval::unable(approval::ANOTHER_QUESTION)),
         }
     }

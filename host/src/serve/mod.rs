@@ -15,7 +15,7 @@ mod progress;
 mod sessions;
 mod stdio;
 
-pub use approval::APPROVAL_WAIT;
+pub use approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
 pub use auth::Tokens;
 pub use connections::raise_open_file_limit;
 pub use http::{HTTP_PATH, HttpOptions, LOOPBACK_HOSTS, bind, serve_http, serve_http_on, shutdown_signal};
