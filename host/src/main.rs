@@ -144,8 +144,12 @@ enum Command {
     /// toolhost.lock. Components in the lock are fetched by their pinned digest.
     Pull {
         /// Resolve every tag again and move the pins to what the tags name now.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "locked")]
         update: bool,
+        /// Fetch exactly what toolhost.lock pins and never write it; a component it
+        /// does not pin is an error (for replicas: every one runs the same bytes).
+        #[arg(long)]
+        locked: bool,
     },
     /// Publish a component to an OCI registry (`oci://registry/repository:tag`) in the
     /// CNCF Wasm OCI layout; prints the manifest's and the component's digests.
@@ -257,7 +261,14 @@ fn main() -> ExitCode {
                 serve(host, dir, http).await
             }
             Command::Compile { dir, into } => compile(&host, dir, into).await,
-            Command::Pull { update } => pull(&host, update).await,
+            Command::Pull { update, locked } => {
+                let mode = match (update, locked) {
+                    (true, _) => toolhost::oci::PullMode::Update,
+                    (_, true) => toolhost::oci::PullMode::Locked,
+                    _ => toolhost::oci::PullMode::Pin,
+                };
+                pull(&host, mode).await
+            }
             Command::Push { file, reference } => push(&host, &file, &reference).await,
             Command::Token { command: TokenCommand::New { agent } } => new_token(&agent),
             Command::Storage { command } => {
@@ -472,16 +483,18 @@ async fn compile(options: &HostOptions, dir: Option<PathBuf>, into: PathBuf) -> 
 
 /// `toolhost pull`: the configuration's OCI components into their roots, pinned in the
 /// lock beside the configuration file.
-async fn pull(options: &HostOptions, update: bool) -> anyhow::Result<ExitCode> {
+async fn pull(options: &HostOptions, mode: toolhost::oci::PullMode) -> anyhow::Result<ExitCode> {
     let Some(path) = HostConfig::locate(options.config.as_deref()) else {
         anyhow::bail!("no toolhost.toml here (or --config): it names what to pull and where the lock goes");
     };
     let config = HostConfig::load(&path)?;
-    if config.oci.is_empty() {
+    // A replica's `pull --locked` before it serves has nothing to do for a toolset
+    // without OCI components; asked by hand, a pull of nothing is a mistake.
+    if config.oci.is_empty() && mode != toolhost::oci::PullMode::Locked {
         anyhow::bail!("{} names no component by OCI reference ([layer.oci.NAMESPACE])", path.display());
     }
     let lock_path = toolhost::oci::lock::Lock::path_for(&path);
-    match toolhost::oci::pull(&config.oci, &config.layers, &config.oci_settings, &lock_path, update).await {
+    match toolhost::oci::pull(&config.oci, &config.layers, &config.oci_settings, &lock_path, mode).await {
         Ok(pulled) => {
             print_json(&json!({ "lock": lock_path, "components": pulled }));
             Ok(ExitCode::SUCCESS)
@@ -756,7 +769,7 @@ struct HttpServe {
 
 async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServe>) -> anyhow::Result<ExitCode> {
     let config = options.config()?;
-    let (tokens, limits) = (config.tokens.clone(), config.http.clone());
+    let (tokens, limits, approval_key) = (config.tokens.clone(), config.http.clone(), config.approval_key.clone());
     let host = options.build_from(config.clone(), dir, Lifetime::Serving).await?;
     for error in host.load_errors() {
         eprintln!("warning: {}", Escaped(&error.to_string()));
@@ -780,6 +793,7 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
                 tokens,
                 insecure_no_auth: http.insecure_no_auth,
                 limits,
+                approval_key,
             };
             http_options.check_exposure(listener.local_addr()?)?;
             eprintln!("serving MCP on http://{}{}", listener.local_addr()?, toolhost::serve::HTTP_PATH);

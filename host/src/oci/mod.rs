@@ -174,6 +174,24 @@ pub enum OciError {
         /// The digest of the bytes received.
         actual: String,
     },
+    /// `pull --locked` met a component the lock does not pin (or pins for another
+    /// reference): nothing was fetched or written.
+    #[error(
+        "{name} ({reference}) is not pinned in {}{}; run `toolhost pull` where the toolset is decided and \
+         ship its lock; nothing was written",
+        .lock.display(),
+        .pinned_for.as_ref().map(|other| format!(" (it pins {other})")).unwrap_or_default()
+    )]
+    NotLocked {
+        /// The component.
+        name: String,
+        /// Its reference in toolhost.toml.
+        reference: String,
+        /// The reference the lock pins under this name, when it pins another one.
+        pinned_for: Option<String>,
+        /// The lock file.
+        lock: PathBuf,
+    },
     /// A local file could not be read or written.
     #[error("{}: {problem}", .path.display())]
     Io {
@@ -209,20 +227,36 @@ pub struct Pulled {
     pub ms: f64,
 }
 
+/// How a pull treats the pins of `toolhost.lock`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PullMode {
+    /// Fetch pinned components by their pins; resolve the others and pin them.
+    Pin,
+    /// Resolve every reference again and move the pins to what the tags name now.
+    Update,
+    /// Fetch exactly what the lock pins and never write it: a component without a pin
+    /// is an error. What a replica runs before it serves (`toolhost pull --locked`).
+    Locked,
+}
+
 /// Pulls every component in `components` (placed by `layers`) and writes the lock at
-/// `lock_path`. A component already in the lock is fetched by its pinned manifest
-/// digest, whatever its tag names now, unless `update` asks to resolve tags again.
-/// Nothing is written (no file, no lock) unless every component was fetched and
-/// checked; blobs already checked stay in the store.
+/// `lock_path` (unless `mode` is [`PullMode::Locked`]). A component already in the
+/// lock is fetched by its pinned manifest digest, whatever its tag names now, unless
+/// [`PullMode::Update`] asks to resolve tags again. Nothing is written (no file, no
+/// lock) unless every component was fetched and checked; blobs already checked stay in
+/// the store.
 pub async fn pull(
     components: &[OciComponent],
     layers: &[Layer],
     settings: &OciSettings,
     lock_path: &Path,
-    update: bool,
+    mode: PullMode,
 ) -> Result<Vec<Pulled>, OciError> {
     let io = |path: &Path, e: String| OciError::Io { path: path.to_owned(), problem: e };
     let previous = Lock::read(lock_path).map_err(|e| io(lock_path, e.problem))?;
+    if mode == PullMode::Locked {
+        require_pins(components, &previous, lock_path)?;
+    }
     let store = settings.blob_store()?;
     let client = settings.client();
     let mut fetched = Vec::with_capacity(components.len());
@@ -234,7 +268,7 @@ pub async fn pull(
             .ok_or_else(|| OciError::NoRoot { name: component.full_name(), layer: component.layer.clone() })?;
         let pinned = previous
             .get(&component.layer, &component.full_name())
-            .filter(|locked| !update && locked.reference == component.reference.as_str());
+            .filter(|locked| mode != PullMode::Update && locked.reference == component.reference.as_str());
         let started = Instant::now();
         let (locked, bytes, downloaded) = fetch(&client, &store, component, pinned).await?;
         fetched.push((component.path(&root), locked, bytes, downloaded, started.elapsed()));
@@ -262,10 +296,27 @@ pub async fn pull(
         });
         lock.components.push(locked);
     }
-    if lock.to_text() != previous.to_text() || !lock_path.exists() {
+    if mode != PullMode::Locked && (lock.to_text() != previous.to_text() || !lock_path.exists()) {
         lock.write(lock_path).map_err(|e| io(lock_path, e.to_string()))?;
     }
     Ok(pulled)
+}
+
+/// Every component pinned by `lock` for the reference `toolhost.toml` gives it, checked
+/// before anything is fetched.
+fn require_pins(components: &[OciComponent], lock: &Lock, lock_path: &Path) -> Result<(), OciError> {
+    for component in components {
+        let pinned = lock.get(&component.layer, &component.full_name());
+        if pinned.is_none_or(|locked| locked.reference != component.reference.as_str()) {
+            return Err(OciError::NotLocked {
+                name: component.full_name(),
+                reference: component.reference.to_string(),
+                pinned_for: pinned.map(|locked| locked.reference.clone()),
+                lock: lock_path.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One component's manifest and bytes, checked: from the registry, or from the blob
