@@ -14,6 +14,7 @@ use tokio::sync::broadcast;
 
 use crate::CallReport;
 use crate::policy::Caller;
+use crate::registry::SourceKind;
 use crate::sandbox::outbound::DeniedRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -32,6 +33,12 @@ pub struct CallRecord {
     pub tool: Option<String>,
     /// BLAKE3 of the component that answered, hex.
     pub component_hash: Option<String>,
+    /// What kind of tool answered (`component`, `mcp_server`, `http`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceKind>,
+    /// The upstream MCP server (its `[[upstream]]` name) that answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
     /// Wall-clock time of the whole call, in microseconds.
     pub duration_us: u64,
     /// Fuel the guest burned.
@@ -68,6 +75,8 @@ impl CallRecord {
             requested: report.requested.clone(),
             tool: report.tool.clone(),
             component_hash: report.component_hash.clone(),
+            source: report.source,
+            upstream: report.upstream.clone(),
             duration_us: report.duration.as_micros() as u64,
             fuel_consumed: report.fuel_consumed,
             outcome,
@@ -204,6 +213,8 @@ mod tests {
             requested: requested.into(),
             tool: None,
             component_hash: None,
+            source: None,
+            upstream: None,
             duration_us: 0,
             fuel_consumed: 0,
             outcome: "not_found".into(),

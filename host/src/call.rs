@@ -31,7 +31,7 @@ use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
 use crate::progress::ProgressHook;
 use crate::registry::component::{LoadedComponent, OutputForm};
 use crate::registry::resident::CodeKind;
-use crate::registry::{Snapshot, ToolEntry, ToolSource};
+use crate::registry::{Snapshot, SourceKind, ToolEntry, ToolSource};
 use crate::sandbox::keyvalue;
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
@@ -89,6 +89,10 @@ pub struct CallReport {
     pub tool: Option<String>,
     /// Content hash of the component that answered.
     pub component_hash: Option<String>,
+    /// What kind of tool answered, when one was found.
+    pub source: Option<SourceKind>,
+    /// The upstream MCP server that answered, for its tools.
+    pub upstream: Option<String>,
     /// The validated output, or why there is none.
     pub outcome: Result<Value, CallError>,
     /// What the output is: plain JSON, or content blocks an MCP client gets as they are.
@@ -118,6 +122,8 @@ impl CallReport {
             requested,
             tool: None,
             component_hash: None,
+            source: None,
+            upstream: None,
             outcome: Ok(Value::Null),
             output_form: OutputForm::Json,
             fuel_consumed: 0,
@@ -146,6 +152,8 @@ impl serde::Serialize for CallReport {
         json!({
             "tool": self.tool,
             "component_hash": self.component_hash,
+            "source": self.source,
+            "upstream": self.upstream,
             "output": output,
             "error": error,
             "fuel_consumed": self.fuel_consumed,
@@ -252,6 +260,8 @@ impl ToolHost {
         })?;
         report.tool = Some(entry.full_name.clone());
         report.component_hash = entry.source.hash().map(str::to_owned);
+        report.source = Some(entry.source.kind());
+        report.upstream = entry.source.upstream().map(str::to_owned);
         let def = entry.def();
         report.output_form = def.output_form;
         let input = tool_input(entry, form, input)?;

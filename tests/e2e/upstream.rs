@@ -115,9 +115,13 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     assert_eq!(invalid.kind(), ErrorKind::InputInvalid, "{invalid}");
     assert_eq!(events(&events_file).matches("called add").count(), calls_before, "nothing reached the server");
 
-    // An output that breaks the server's own output schema is not passed on.
+    // An output that breaks the server's own output schema is not passed on: the SDK
+    // catches its own mistake when it can (a failure), toolhost when it cannot.
     let wrong = host.call("py/wrong_output", json!({})).await.unwrap_err();
     assert!(matches!(wrong.kind(), ErrorKind::OutputInvalid | ErrorKind::Failed), "{wrong}");
+    let lie = host.call("py/lies", json!({})).await.unwrap_err();
+    assert_eq!(lie.kind(), ErrorKind::OutputInvalid, "toolhost checks the declared schema itself: {lie}");
+    assert!(lie.to_string().contains("/value"), "the error points at the value: {lie}");
 
     // The caller policy applies: a denied agent reaches nothing, and sees nothing.
     let calls_before = events(&events_file).matches("called add").count();
@@ -133,13 +137,60 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     assert!(!names.contains(&"PATH".to_owned()), "nothing inherited: {names:?}");
     assert!(names.iter().all(|name| name == "HOME" || name.starts_with("LC_")), "{names:?}");
 
-    // Every call is recorded under the upstream's namespace.
+    // Every call is recorded under the upstream's namespace, with the server's name.
     let mut recorded = Vec::new();
     while let Ok(record) = records.try_recv() {
-        recorded.push((record.requested.clone(), record.outcome.clone()));
+        recorded.push(record);
     }
-    assert!(recorded.contains(&("py/add".to_owned(), "ok".to_owned())), "{recorded:?}");
-    assert!(recorded.iter().any(|(tool, outcome)| tool == "py/add" && outcome == "permission_denied"), "{recorded:?}");
+    let outcomes: Vec<(&str, &str)> = recorded.iter().map(|r| (r.requested.as_str(), r.outcome.as_str())).collect();
+    assert!(outcomes.contains(&("py/add", "ok")), "{outcomes:?}");
+    assert!(outcomes.contains(&("py/lies", "output_invalid")), "{outcomes:?}");
+    assert!(
+        outcomes.iter().any(|(tool, outcome)| *tool == "py/add" && *outcome == "permission_denied"),
+        "{outcomes:?}"
+    );
+    let answered = recorded.iter().find(|r| r.requested == "py/add" && r.outcome == "ok").unwrap();
+    assert_eq!(answered.upstream.as_deref(), Some("py"), "{answered:?}");
+    assert_eq!(answered.source, Some(SourceKind::McpServer), "{answered:?}");
+    let line = serde_json::to_value(answered).unwrap();
+    assert_eq!((&line["upstream"], &line["source"]), (&json!("py"), &json!("mcp_server")), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_calls_wait_for_approval_and_answers_past_the_size_limit_fail() {
+    use futures::FutureExt;
+    let dir = tempfile::tempdir().unwrap();
+    let events_file = dir.path().join("events");
+    let path = dir.path().join("toolhost.toml");
+    let config = format!(
+        "{}\n[[policy]]\nagent = \"*\"\nallow = [\"*\"]\napprove_above = \"low\"\n",
+        stdio_upstream(&events_file, "max_response = \"1 KiB\"")
+    );
+    std::fs::write(&path, config).unwrap();
+    // The person approves inputs that start with "yes".
+    let hook: toolhost::ApprovalHook = std::sync::Arc::new(|request: toolhost::ApprovalRequest| {
+        let yes = request.input["text"].as_str().is_some_and(|text| text.starts_with("yes"));
+        async move {
+            match yes {
+                true => toolhost::Approval::Approved,
+                false => toolhost::Approval::Denied { reason: "the person said no".into() },
+            }
+        }
+        .boxed()
+    });
+    let host = HostConfig::load(&path).unwrap().builder().approval_hook(hook).build().await.unwrap();
+
+    let denied = host.call("py/echo", json!({ "text": "no thanks" })).await.unwrap_err();
+    assert_eq!(denied.kind(), ErrorKind::PermissionDenied, "{denied}");
+    assert!(denied.to_string().contains("the person said no"), "{denied}");
+    assert!(!events(&events_file).contains("called echo"), "a call not approved reaches no server");
+
+    let echoed = host.call("py/echo", json!({ "text": "yes please" })).await.unwrap();
+    assert_eq!(echoed, json!({ "content": [{ "type": "text", "text": "yes please" }] }));
+    let long = format!("yes {}", "x".repeat(2000));
+    let too_large = host.call("py/echo", json!({ "text": long })).await.unwrap_err();
+    assert_eq!(too_large.kind(), ErrorKind::OutputTooLarge, "{too_large}");
+    assert_eq!(events(&events_file).matches("called echo").count(), 2, "both approved calls reached the server");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,11 +441,24 @@ fn the_server_applies_upstream_edits_and_its_trace_log_holds_no_secret() {
     let listed = |name: &str| tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).cloned();
     assert!(listed("py.echo").expect("py.echo").get("outputSchema").is_none(), "{tools}");
     assert!(listed("py.add").expect("py.add").get("outputSchema").is_some(), "{tools}");
-    assert!(
-        session.notifications().iter().any(|n| n["method"] == "notifications/tools/list_changed"),
-        "the client heard of the change: {:?}",
-        session.notifications()
-    );
+    let heard = |session: &StdioSession| {
+        session.notifications().iter().filter(|n| n["method"] == "notifications/tools/list_changed").count()
+    };
+    assert!(heard(&session) > 0, "the client heard of the change: {:?}", session.notifications());
+
+    // The upstream's own list_changed reaches toolhost's clients: `grow` adds a tool.
+    let heard_before = heard(&session);
+    let grown = session.call("py.grow", &json!({}));
+    assert_eq!(grown["result"]["structuredContent"], json!({ "result": "grown" }), "{grown}");
+    wait_until_listed(&mut session, "py.extra", "after the upstream said its list changed");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while heard(&session) == heard_before {
+        assert!(Instant::now() < deadline, "no list_changed reached the client: {:?}", session.notifications());
+        session.request("ping", json!({}));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let extra = session.call("py.extra", &json!({}));
+    assert_eq!(extra["result"]["structuredContent"], json!({ "result": "extra" }), "{extra}");
     drop(session);
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(log.contains("upstream MCP servers changed"), "the edit is logged");

@@ -13,6 +13,7 @@ did, seen from upstream.
 import asyncio
 import os
 import sys
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -50,6 +51,22 @@ def fail(message: str) -> str:
 def wrong_output() -> int:
     """Declares an integer and returns a string."""
     return "not a number"  # type: ignore[return-value]
+
+
+@server.tool()
+def lies() -> dict[str, Any]:
+    """Declares `{"value": number}` and returns a string there."""
+    return {"value": "not a number"}
+
+
+# The SDK checks a return value against the type it derived the schema from, not
+# against the schema it lists: a server whose listed schema is not its code's (edited
+# by hand, generated elsewhere) sends what its code returns. toolhost checks the schema.
+server._tool_manager.get_tool("lies").fn_metadata.output_schema = {
+    "type": "object",
+    "properties": {"value": {"type": "number"}},
+    "required": ["value"],
+}
 
 
 @server.tool()

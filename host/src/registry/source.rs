@@ -97,6 +97,14 @@ impl ToolSource {
         }
     }
 
+    /// The upstream MCP server answering for the tool, by its `[[upstream]]` name.
+    pub fn upstream(&self) -> Option<&str> {
+        match self {
+            ToolSource::Native(tool) => tool.upstream.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Where it comes from, for operators: the file, the upstream server's section of
     /// `toolhost.toml` (`[[upstream]] NAME`), or `native`.
     pub fn origin(&self) -> String {
