@@ -102,11 +102,15 @@ on_both_databases!(
     only_granted_buckets_open,
     a_call_reads_its_own_writes_and_the_next_call_sees_them,
     writes_of_a_call_that_does_not_succeed_are_discarded,
+    an_output_refused_at_the_boundary_discards_the_calls_writes,
+    concurrent_calls_never_see_each_others_staged_writes,
+    compare_and_swap_fails_only_on_the_calls_own_write,
     concurrent_increments_of_one_key_are_exact_and_never_repeat,
     compare_and_swap_never_loses_an_update,
     components_see_only_their_own_and_shared_buckets,
     quotas_answer_with_the_interfaces_error,
     a_component_written_for_other_hosts_runs_unchanged,
+    a_component_written_for_the_first_draft_runs_unchanged_on_the_same_data,
     state_survives_a_new_host,
     keys_are_listed_in_pages_with_the_calls_own_writes,
     batches_read_and_write_many_keys_with_the_calls_own_writes,
@@ -191,6 +195,14 @@ async fn writes_of_a_call_that_does_not_succeed_are_discarded(store: Store) {
         "waited {:?} for the lease of a failed call",
         started.elapsed()
     );
+    // The memory limit stops a call the same way.
+    let script = json!({ "ops": [
+        { "op": "set", "bucket": "default", "key": "k", "value": "memory" },
+        { "op": "allocate", "bytes": 256u64 << 20 },
+    ]});
+    let error = host.call("app/run", script).await.expect_err("past the memory limit");
+    assert_eq!(error.kind().as_str(), "memory_limit", "{error}");
+    assert_eq!(get(&host, "app/run", "default", "k").await, json!("committed"), "after the memory limit");
     // A call cancelled by its caller (its future dropped) leaves nothing either.
     let slow = host.call(
         "app/run",
@@ -201,6 +213,105 @@ async fn writes_of_a_call_that_does_not_succeed_are_discarded(store: Store) {
     );
     assert!(tokio::time::timeout(Duration::from_millis(300), slow).await.is_err());
     assert_eq!(get(&host, "app/run", "default", "cancelled").await, Value::Null);
+}
+
+async fn an_output_refused_at_the_boundary_discards_the_calls_writes(store: Store) {
+    let tools =
+        tools("[limits]\ntimeout = \"2s\"\nmax_output = \"1 KiB\"\n[grants.storage]\nbuckets = [\"default\"]\n");
+    let host = host(&tools, &store).await;
+    let big = "x".repeat(2000);
+    let script = json!({ "ops": [
+        { "op": "set", "bucket": "default", "key": "big", "value": big },
+        { "op": "get", "bucket": "default", "key": "big" },
+    ]});
+    let error = host.call("app/run", script).await.expect_err("the output is over 1 KiB");
+    assert_eq!(error.kind().as_str(), "output_too_large", "{error}");
+    let exists = run_ok(&host, "app/run", json!([{ "op": "exists", "bucket": "default", "key": "big" }])).await;
+    assert_eq!(exists[0]["ok"], json!(false), "the refused call's write was dropped");
+}
+
+async fn concurrent_calls_never_see_each_others_staged_writes(store: Store) {
+    let tools = tools("[limits]\ntimeout = \"10s\"\n[grants.storage]\nbuckets = [\"default\"]\n");
+    let host = host(&tools, &store).await;
+    let writer = async {
+        let written = host
+            .call(
+                "app/run",
+                json!({ "ops": [
+                    { "op": "set", "bucket": "default", "key": "staged", "value": "from the writer" },
+                    { "op": "sleep", "ms": 1500 },
+                ]}),
+            )
+            .await;
+        (written, Instant::now())
+    };
+    // Readers all through the writer's call: the early ones may come before its `set`,
+    // the later ones come after it, and none sees it.
+    let readers = async {
+        let mut seen = Vec::new();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for _ in 0..8 {
+            let read = run_ok(
+                &host,
+                "app/run",
+                json!([
+                    { "op": "get", "bucket": "default", "key": "staged" },
+                    { "op": "exists", "bucket": "default", "key": "staged" },
+                    { "op": "keys", "bucket": "default" },
+                    { "op": "get_many", "bucket": "default", "keys": ["staged"] },
+                ]),
+            )
+            .await;
+            seen.push(read);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (seen, Instant::now())
+    };
+    let ((written, written_at), (seen, last_read_at)) = tokio::join!(writer, readers);
+    written.expect("the writer returns");
+    assert!(last_read_at < written_at, "every read ran while the writer's call did");
+    for read in seen {
+        assert_eq!(read[0]["ok"], Value::Null, "{read:?}");
+        assert_eq!(read[1]["ok"], json!(false), "{read:?}");
+        assert_eq!(read[2]["ok"], json!([]), "{read:?}");
+        assert_eq!(read[3]["ok"], json!([["staged", null]]), "{read:?}");
+    }
+    assert_eq!(get(&host, "app/run", "default", "staged").await, json!("from the writer"));
+}
+
+async fn compare_and_swap_fails_only_on_the_calls_own_write(store: Store) {
+    let tools = tools("[limits]\ntimeout = \"10s\"\n[grants.storage]\nbuckets = [\"default\"]\n");
+    let host = host(&tools, &store).await;
+    // The call itself changed the key after reading it: the swap fails.
+    let own = run_ok(
+        &host,
+        "app/run",
+        json!([
+            { "op": "set", "bucket": "default", "key": "c", "value": "before" },
+            { "op": "swap_after_own_write", "bucket": "default", "key": "c" },
+        ]),
+    )
+    .await;
+    assert_eq!(own[1]["ok"], json!("cas-failed"), "{own:?}");
+    assert_eq!(get(&host, "app/run", "default", "c").await, json!("written by the call itself"));
+    // Another call's plain set cannot slip in between read and swap: its commit waits
+    // until the swapping call has ended, and then wins as the later commit.
+    let swapper = run_ok(
+        &host,
+        "app/run",
+        json!([{ "op": "slow_swap", "bucket": "default", "key": "c", "value": "swapped", "ms": 1500 }]),
+    );
+    let setter = async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let started = Instant::now();
+        run_ok(&host, "app/run", json!([{ "op": "set", "bucket": "default", "key": "c", "value": "set meanwhile" }]))
+            .await;
+        started.elapsed()
+    };
+    let (swapped, waited) = tokio::join!(swapper, setter);
+    assert_eq!(swapped[0]["ok"], json!("written by the call itself"), "the swap read and replaced it: {swapped:?}");
+    assert!(waited >= Duration::from_millis(600), "the set committed after {waited:?}, inside the swap's call");
+    assert_eq!(get(&host, "app/run", "default", "c").await, json!("set meanwhile"));
 }
 
 async fn concurrent_increments_of_one_key_are_exact_and_never_repeat(store: Store) {
@@ -313,6 +424,67 @@ async fn quotas_answer_with_the_interfaces_error(store: Store) {
     .await;
     assert_eq!(bytes[1], json!({ "ok": null }));
     assert_eq!(bytes[2]["error"], json!("storage: storage quota: this write would make 4 keys, over the limit of 3"));
+
+    // The bytes quota (keys and values together), with room for keys, for a component
+    // of its own (`bytes/kv`, nothing stored yet).
+    let tools = ToolsDir::new();
+    tools.install("kv", "bytes", "kv");
+    tools.manifest(
+        "bytes",
+        "kv",
+        "[limits]\ntimeout = \"10s\"\n[grants.storage]\nbuckets = [\"default\"]\nmax_keys = 100\n\
+         max_value = \"1 KiB\"\nmax_bytes = \"1 KiB\"\n",
+    );
+    let host = self::host(&tools, &store).await;
+    // Two calls that each fit alone stage 602 bytes at once: the commit checks again,
+    // atomically, and only one passes.
+    let racing = |prefix: &'static str| {
+        host.call(
+            "bytes/run",
+            json!({ "ops": [
+                { "op": "fill", "bucket": "default", "prefix": prefix, "count": 1, "size": 600 },
+                { "op": "sleep", "ms": 1500 },
+            ]}),
+        )
+    };
+    let (first, second) = tokio::join!(racing("p"), racing("q"));
+    let refused = match (first, second) {
+        (Ok(_), Err(refused)) | (Err(refused), Ok(_)) => refused,
+        other => panic!("exactly one racing call commits: {other:?}"),
+    };
+    assert_eq!(refused.kind().as_str(), "failed", "{refused}");
+    assert!(refused.to_string().contains("storage quota"), "{refused}");
+    let keys = run_ok(&host, "bytes/run", json!([{ "op": "keys", "bucket": "default" }])).await;
+    assert!(keys[0]["ok"] == json!(["p0"]) || keys[0]["ok"] == json!(["q0"]), "{keys:?}");
+    run_ok(&host, "bytes/run", json!([{ "op": "delete_many", "bucket": "default", "keys": ["p0", "q0"] }])).await;
+    // 10 keys of 2 + 100 bytes make 1020 of 1024; 7 more are refused, 4 fit exactly.
+    let filled = run_ok(
+        &host,
+        "bytes/run",
+        json!([
+            { "op": "fill", "bucket": "default", "prefix": "a", "count": 10, "size": 100 },
+            { "op": "fill", "bucket": "default", "prefix": "b", "count": 1, "size": 5 },
+            { "op": "fill", "bucket": "default", "prefix": "c", "count": 1, "size": 2 },
+        ]),
+    )
+    .await;
+    assert_eq!(filled[0], json!({ "ok": null }));
+    assert_eq!(
+        filled[1]["error"],
+        json!("storage: storage quota: this write would make 1027 bytes, over the limit of 1024")
+    );
+    assert_eq!(filled[2], json!({ "ok": null }));
+    // What was committed counts for the next call.
+    let next = run_ok(
+        &host,
+        "bytes/run",
+        json!([{ "op": "fill", "bucket": "default", "prefix": "d", "count": 1, "size": 1 }]),
+    )
+    .await;
+    assert_eq!(
+        next[0]["error"],
+        json!("storage: storage quota: this write would make 1027 bytes, over the limit of 1024")
+    );
 }
 
 async fn a_component_written_for_other_hosts_runs_unchanged(store: Store) {
@@ -326,6 +498,41 @@ async fn a_component_written_for_other_hosts_runs_unchanged(store: Store) {
     assert_eq!(host.call("pages/hit", json!({ "page": "/about" })).await.expect("hit"), json!(1));
     let ungranted = ToolsDir::new();
     ungranted.install("plain_counter", "pages", "counter");
+    let host = ToolHost::builder().root(ungranted.path()).storage(store.setting.clone()).build().await.expect("host");
+    let refused = host.call("pages/hit", json!({ "page": "/home" })).await.expect_err("no grant");
+    assert!(refused.to_string().contains("AccessDenied"), "{refused}");
+}
+
+async fn a_component_written_for_the_first_draft_runs_unchanged_on_the_same_data(store: Store) {
+    let tools = ToolsDir::new();
+    tools.install("plain_counter_draft", "pages", "counter");
+    tools.manifest("pages", "counter", "[grants]\nstorage = [\"default\"]\n");
+    let host = host(&tools, &store).await;
+    for expected in 1..=3u64 {
+        assert_eq!(host.call("pages/hit", json!({ "page": "/home" })).await.expect("hit"), json!(expected));
+    }
+    for page in ["/p0", "/p1", "/p2"] {
+        host.call("pages/hit", json!({ "page": page })).await.expect("hit");
+    }
+    // More keys than one page of list-keys (whose cursor is a number in this draft).
+    let fill = json!({ "ops": [
+        { "op": "fill", "bucket": "default", "prefix": "/q", "count": 1200, "size": 1, "batch": true },
+    ]});
+    // The draft2 SDK guest under the same identity fills the same bucket.
+    tools.install("kv", "pages", "counter");
+    tools.manifest("pages", "counter", "[limits]\ntimeout = \"30s\"\n[grants]\nstorage = [\"default\"]\n");
+    assert!(host.reload().await.errors.is_empty());
+    host.call("pages/run", fill).await.expect("fill");
+    tools.install("plain_counter_draft", "pages", "counter");
+    assert!(host.reload().await.errors.is_empty());
+    let pages = host.call("pages/pages", json!({})).await.expect("pages");
+    let pages: Vec<String> = serde_json::from_value(pages).expect("a list");
+    assert_eq!(pages.len(), 1 + 3 + 1200, "every key, over several pages");
+    assert!(pages.windows(2).all(|w| w[0] < w[1]), "in key order, none twice");
+    let counts = host.call("pages/counts", json!({ "pages": ["/home", "/p1", "/never"] })).await.expect("counts");
+    assert_eq!(counts, json!([3, 1, 0]));
+    let ungranted = ToolsDir::new();
+    ungranted.install("plain_counter_draft", "pages", "counter");
     let host = ToolHost::builder().root(ungranted.path()).storage(store.setting.clone()).build().await.expect("host");
     let refused = host.call("pages/hit", json!({ "page": "/home" })).await.expect_err("no grant");
     assert!(refused.to_string().contains("AccessDenied"), "{refused}");

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use toolhost_guest::bindings::wasi::keyvalue::{batch, store};
+use toolhost_guest::bindings::wasi::keyvalue::{atomics, batch, store};
 use toolhost_guest::storage::Storage;
 use toolhost_guest::{ToolError, toolbox};
 
@@ -72,6 +72,25 @@ enum Op {
     },
     Sleep {
         ms: u64,
+    },
+    /// `atomics::cas::new`, a plain `set` of the key by this same call, then `swap`:
+    /// `"cas-failed"` is what it answers when the call changed the key itself.
+    SwapAfterOwnWrite {
+        bucket: String,
+        key: String,
+    },
+    /// `atomics::cas::new`, a sleep, then `swap` with `value`: the value it read, or
+    /// `"cas-failed"`.
+    SlowSwap {
+        bucket: String,
+        key: String,
+        value: Value,
+        ms: u64,
+    },
+    /// Allocates and touches `bytes` of memory (past the memory limit: the sandbox stops
+    /// the call).
+    Allocate {
+        bytes: u64,
     },
 }
 
@@ -175,7 +194,36 @@ fn step(op: Op) -> Result<Value, String> {
             std::thread::sleep(std::time::Duration::from_millis(ms));
             Value::Null
         }
+        Op::SwapAfterOwnWrite { bucket, key } => {
+            let storage = open(&bucket)?;
+            let cas = atomics::Cas::new(storage.raw(), &key).map_err(|e| wit_error(&e))?;
+            storage.set(&key, &"written by the call itself").map_err(|e| e.to_string())?;
+            swap(cas, &json!("swapped"))?
+        }
+        Op::SlowSwap { bucket, key, value, ms } => {
+            let storage = open(&bucket)?;
+            let cas = atomics::Cas::new(storage.raw(), &key).map_err(|e| wit_error(&e))?;
+            let read = cas.current().map_err(|e| wit_error(&e))?;
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            match swap(cas, &value)? {
+                Value::Null => read.map_or(Value::Null, |bytes| serde_json::from_slice(&bytes).unwrap_or(Value::Null)),
+                failed => failed,
+            }
+        }
+        Op::Allocate { bytes } => {
+            let memory = vec![1u8; usize::try_from(bytes).map_err(|e| e.to_string())?];
+            json!(std::hint::black_box(memory).len())
+        }
     })
+}
+
+/// `atomics::swap`: `null` when it swapped, `"cas-failed"` when the key changed.
+fn swap(cas: atomics::Cas, value: &Value) -> Result<Value, String> {
+    match atomics::swap(cas, value.to_string().as_bytes()) {
+        Ok(()) => Ok(Value::Null),
+        Err(atomics::CasError::CasFailed(_)) => Ok(json!("cas-failed")),
+        Err(atomics::CasError::StoreError(e)) => Err(wit_error(&e)),
+    }
 }
 
 toolbox! {

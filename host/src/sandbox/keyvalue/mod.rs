@@ -1,6 +1,8 @@
-//! `wasi:keyvalue` (0.2.0-draft2) for guests: the buckets their manifest grants, through
-//! the call's [`Transaction`]. Deny by default: without `[grants.storage]` every `open`
-//! answers `access-denied`.
+//! `wasi:keyvalue` (0.2.0-draft2, and 0.2.0-draft in [`draft`]) for guests: the buckets
+//! their manifest grants, through the call's [`Transaction`]. Deny by default: without
+//! `[grants.storage]` every `open` answers `access-denied`.
+
+mod draft;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,11 +44,13 @@ pub(crate) struct CallStorage {
     grant: StorageGrant,
     time_limit: Duration,
     transaction: Option<Transaction>,
+    /// The keys 0.2.0-draft's numeric list-keys cursors stand for, by number.
+    draft_cursors: Vec<String>,
 }
 
 impl CallStorage {
     pub fn new(storage: Option<Arc<Storage>>, grant: &StorageGrant, time_limit: Duration) -> CallStorage {
-        CallStorage { storage, grant: grant.clone(), time_limit, transaction: None }
+        CallStorage { storage, grant: grant.clone(), time_limit, transaction: None, draft_cursors: Vec::new() }
     }
 
     /// The call's writes, to commit when the call succeeds; `None` when it wrote and
@@ -69,7 +73,8 @@ pub(crate) fn quotas(grant: &StorageGrant) -> Vec<(String, Quota)> {
 
 pub(crate) fn add_to_linker(linker: &mut Linker<SandboxState>) -> Result<(), BuildError> {
     let failed = |e: wasmtime::Error| BuildError::Engine(format!("linking wasi:keyvalue: {e:#}"));
-    Imports::add_to_linker::<_, HasSelf<_>>(linker, |state| state).map_err(failed)
+    Imports::add_to_linker::<_, HasSelf<_>>(linker, |state| state).map_err(failed)?;
+    draft::add_to_linker(linker).map_err(failed)
 }
 
 fn to_wit(error: KvError) -> store::Error {
