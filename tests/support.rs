@@ -100,7 +100,10 @@ impl Default for ToolsDir {
 
 /// The `toolhost` binary of the same profile as this test, built (or found up to date)
 /// by cargo once per test run: `cargo test` builds only the libraries a test links, and
-/// a stale binary would test yesterday's code.
+/// a stale binary would test yesterday's code. It is built with the whole workspace's
+/// targets selected, as `cargo xtask test`, `soak` and `bench` select them, so that
+/// cargo resolves the same features and reuses every dependency they built (selecting
+/// only `-p toolhost` resolves other features and compiles TLS, HTTP and MCP again).
 pub fn toolhost_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -109,7 +112,7 @@ pub fn toolhost_bin() -> PathBuf {
         let profile_dir = exe.parent().and_then(Path::parent).expect("profile dir");
         let target_dir = profile_dir.parent().expect("target dir");
         let mut cargo = Command::new(env!("CARGO"));
-        cargo.args(["build", "--quiet", "-p", "toolhost", "--bin", "toolhost", "--target-dir"]).arg(target_dir);
+        cargo.args(["build", "--quiet", "--workspace", "--bins", "--test", "e2e", "--target-dir"]).arg(target_dir);
         if profile_dir.file_name().is_some_and(|name| name == "release") {
             cargo.arg("--release");
         }
@@ -408,9 +411,17 @@ pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, se
 /// parallel tests and test processes from installing at once.
 pub fn mcp_python() -> PathBuf {
     /// The official MCP SDK, the Prometheus client whose parser reads `/metrics`,
-    /// `cryptography`, which makes cosign-style keys and signatures, and `bcrypt`, which
-    /// makes the test registry's password file.
-    const REQUIREMENTS: [&str; 4] = ["mcp>=2.3,<3", "prometheus-client>=0.20,<1", "cryptography>=42", "bcrypt>=4"];
+    /// `cryptography`, which makes cosign-style keys and signatures, `bcrypt`, which
+    /// makes the test registry's password file, the offline Kubernetes schema validator
+    /// (with PyYAML) and a Dockerfile parser for `deploy/`.
+    const REQUIREMENTS: [&str; 6] = [
+        "mcp>=2.3,<3",
+        "prometheus-client>=0.20,<1",
+        "cryptography>=42",
+        "bcrypt>=4",
+        "kubernetes-validate>=1.37,<2",
+        "dockerfile-parse>=2,<3",
+    ];
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
