@@ -15,7 +15,7 @@
 //! The servers take turns, round after round, so that each meets the same machine: on a
 //! small VM the floor alone moves by several times between quiet and busy minutes.
 //!
-//! Run with `cargo xtask bench` (or `cargo bench -p toolhost-tests --bench serve`).
+//! Run with `cargo xtask bench` (or `cargo xtask bench --bench serve`).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

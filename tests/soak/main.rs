@@ -1,6 +1,6 @@
 //! The soak: `cargo xtask soak --minutes N`. No part of the test suite (`test = false`
 //! keeps `cargo test` from building or running it); xtask runs it with
-//! `cargo test --release -p toolhost-tests --test soak -- --minutes N`.
+//! `cargo test --release --workspace --test soak -- --minutes N`.
 //!
 //! For N minutes two workers make a mix of calls (good ones, failing ones, hostile ones
 //! hitting each limit, and calls of a churned tool) against two hosts of one tools

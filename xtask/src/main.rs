@@ -269,9 +269,13 @@ fn test(extra: &[String]) -> Result<(), String> {
             .args(["test", "--manifest-path", "example-tools/Cargo.toml", "--target-dir"])
             .arg(target_dir().join("guests-native"));
         run(examples)?;
+        // The interpreters of code/javascript and code/python (boa, RustPython) would be
+        // compiled natively only to link crates without tests of their own: the suite
+        // tests both components end to end, their pure parts are tested in `shared`.
         let mut stdlib = cargo();
         stdlib
-            .args(["test", "--manifest-path", "stdlib/Cargo.toml", "--workspace", "--target-dir"])
+            .args(["test", "--manifest-path", "stdlib/Cargo.toml", "--workspace"])
+            .args(["--exclude", "code-javascript", "--exclude", "code-python", "--target-dir"])
             .arg(target_dir().join("guests-native"));
         run(stdlib)?;
         let go = go_guest::ensure_go(&polyglot::toolchains_dir(&target_dir()), &mut |line| println!("{line}"))?;
@@ -313,8 +317,14 @@ fn lint() -> Result<(), String> {
 
 fn bench(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
+    // The workspace selected, as the test suite selects it, so that the benchmarks and
+    // the binary they start are built with the suite's features (nothing compiled twice).
     let mut command = cargo();
-    command.args(["bench", "-p", "toolhost-tests"]).args(extra);
+    command.args(["bench", "--workspace"]);
+    if !extra.iter().any(|arg| arg.starts_with("--bench")) {
+        command.arg("--benches");
+    }
+    command.args(extra);
     run(command)?;
     print_bench_table(&target_dir().join("criterion"))
 }

@@ -21,7 +21,9 @@ pub fn soak(args: &[String]) -> Result<(), String> {
     let minutes = minutes(args)?;
     guests::ensure_wasm_target()?;
     let mut command = cargo();
-    command.args(["test", "--release", "-p", "toolhost-tests", "--test", "soak", "--", "--minutes", &minutes]);
+    // The workspace selected, as `cargo xtask test` selects it: the same features, so
+    // the soak reuses what the suite built instead of compiling the host again.
+    command.args(["test", "--release", "--workspace", "--test", "soak", "--", "--minutes", &minutes]);
     run(command)
 }
 
@@ -29,6 +31,6 @@ pub fn soak(args: &[String]) -> Result<(), String> {
 /// targets.
 pub fn lint() -> Result<(), String> {
     let mut clippy = cargo();
-    clippy.args(["clippy", "--release", "-p", "toolhost-tests", "--test", "soak", "--", "-D", "warnings"]);
+    clippy.args(["clippy", "--release", "--workspace", "--test", "soak", "--", "-D", "warnings"]);
     run(clippy)
 }

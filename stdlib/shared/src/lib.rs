@@ -2,3 +2,4 @@
 
 pub mod printed;
 pub mod timestamp;
+pub mod traceback;
