@@ -15,6 +15,8 @@ mod c_guest;
 mod go_guest;
 #[path = "../xtask/src/guests.rs"]
 mod guests;
+#[path = "../xtask/src/nested_cargo.rs"]
+mod nested_cargo;
 #[path = "../xtask/src/polyglot.rs"]
 mod polyglot;
 

@@ -106,22 +106,31 @@ impl Default for ToolsDir {
 /// only `-p toolhost` resolves other features and compiles TLS, HTTP and MCP again).
 pub fn toolhost_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test exe path");
-        // <target>/<profile>/deps/e2e-<hash>
-        let profile_dir = exe.parent().and_then(Path::parent).expect("profile dir");
-        let target_dir = profile_dir.parent().expect("target dir");
-        let mut cargo = Command::new(env!("CARGO"));
-        cargo.args(["build", "--quiet", "--workspace", "--bins", "--test", "e2e", "--target-dir"]).arg(target_dir);
-        if profile_dir.file_name().is_some_and(|name| name == "release") {
-            cargo.arg("--release");
-        }
-        let status = cargo.status().expect("run cargo");
-        assert!(status.success(), "building the toolhost binary failed");
-        profile_dir.join(format!("toolhost{}", std::env::consts::EXE_SUFFIX))
-    })
-    .clone()
+    BIN.get_or_init(|| cargo_build(&["--bins"]).join(format!("toolhost{}", std::env::consts::EXE_SUFFIX))).clone()
 }
+
+/// Builds `targets` of the workspace in this test's profile and target directory and
+/// returns the profile's directory (`<target>/release`). The workspace and the e2e test
+/// stay selected, as `cargo xtask test` selects them, so that cargo resolves the same
+/// features and reuses what the suite built; the package variables of this test
+/// process are kept from the nested cargo ([`nested_cargo`]) for the same reason.
+pub fn cargo_build(targets: &[&str]) -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe path");
+    // <target>/<profile>/deps/e2e-<hash>
+    let profile_dir = exe.parent().and_then(Path::parent).expect("profile dir");
+    let target_dir = profile_dir.parent().expect("target dir");
+    let mut cargo = nested_cargo::cargo();
+    cargo.args(["build", "--quiet", "--workspace", "--test", "e2e"]).args(targets).arg("--target-dir").arg(target_dir);
+    if profile_dir.file_name().is_some_and(|name| name == "release") {
+        cargo.arg("--release");
+    }
+    let status = cargo.status().expect("run cargo");
+    assert!(status.success(), "cargo build {targets:?} failed");
+    profile_dir.to_owned()
+}
+
+#[path = "../xtask/src/nested_cargo.rs"]
+mod nested_cargo;
 
 /// A real HTTP/1.1 server on 127.0.0.1 for outgoing-request tests. It answers every
 /// request with `200`, an `x-served-by: toolhost-tests` header and a body naming the

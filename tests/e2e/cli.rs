@@ -301,16 +301,7 @@ fn inspect_shows_what_a_component_could_ask_for_and_what_it_is_granted() {
 /// run, while the native tool's notes, in the process's memory, do not.
 #[test]
 fn the_agent_loop_example_keeps_its_tasks_across_host_restarts() {
-    let bin = toolhost_bin();
-    let profile_dir = bin.parent().unwrap();
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .args(["build", "--quiet", "-p", "toolhost", "--example", "agent_loop", "--target-dir"])
-        .arg(profile_dir.parent().unwrap());
-    if profile_dir.ends_with("release") {
-        cargo.arg("--release");
-    }
-    assert!(cargo.status().unwrap().success());
+    let profile_dir = toolhost_tests::cargo_build(&["--example", "agent_loop"]);
     let tools = ToolsDir::with_examples();
     let stdlib = ToolsDir::new();
     stdlib.install("stdlib-task", "task", "task");

@@ -28,8 +28,7 @@ pub fn ensure_wasm_target() -> Result<(), String> {
 /// Builds every cdylib of a guest workspace for `wasm32-wasip2` in release mode and
 /// returns the directory that holds the components.
 pub fn build_workspace(manifest: &Path, target_dir: &Path) -> Result<PathBuf, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = Command::new(cargo);
+    let mut command = crate::nested_cargo::cargo();
     command
         .args(["build", "--release", "--quiet", "--target", WASM_TARGET, "--workspace"])
         .arg("--manifest-path")

@@ -26,6 +26,7 @@
 mod c_guest;
 mod go_guest;
 mod guests;
+mod nested_cargo;
 mod polyglot;
 mod soak;
 mod stdlib;
@@ -111,7 +112,7 @@ fn target_dir() -> PathBuf {
 }
 
 fn cargo() -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut command = nested_cargo::cargo();
     command.current_dir(root());
     command
 }

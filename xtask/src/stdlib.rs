@@ -21,7 +21,6 @@
 //! `~/.local/share/toolhost/stdlib`): asking the host keeps one rule in one place.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::guests;
 
@@ -62,7 +61,7 @@ pub fn stdlib(args: &[String], root: &Path, target_dir: &Path) -> Result<(), Str
 
 /// The host's default stdlib directory: the `stdlib` line of `toolhost paths`.
 fn default_dir(root: &Path) -> Result<PathBuf, String> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let output = crate::nested_cargo::cargo()
         .current_dir(root)
         .args(["run", "--release", "--quiet", "-p", "toolhost", "--bin", "toolhost", "--", "paths"])
         .output()
