@@ -162,7 +162,6 @@ fn the_image_and_the_manifests_agree_with_what_the_binary_serves() {
     for (from, to) in [
         ("/var/lib/toolhost/tools", root.path().join("tools").display().to_string()),
         ("/usr/share/toolhost/stdlib", root.path().join("stdlib").display().to_string()),
-        ("redis://toolhost-redis:6379/0", redis.url.clone()),
     ] {
         assert!(config.contains(from), "the ConfigMap names {from}");
         config = config.replace(from, &to);
@@ -181,7 +180,10 @@ fn the_image_and_the_manifests_agree_with_what_the_binary_serves() {
             command.env(variable, root.path().join(dir));
         }
         if container["envFrom"][0]["secretRef"]["name"] == secret["metadata"]["name"] {
-            command.env("TOOLHOST_TOKEN_PLANNER", token).env("TOOLHOST_APPROVAL_KEY", "k".repeat(40));
+            command
+                .env("TOOLHOST_TOKEN_PLANNER", token)
+                .env("TOOLHOST_APPROVAL_KEY", "k".repeat(40))
+                .env("TOOLHOST_REDIS_URL", &redis.url);
         }
     };
     let on_this_machine = |args: &[String]| -> Vec<String> {

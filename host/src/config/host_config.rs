@@ -42,7 +42,8 @@
 //! [storage]                     # the buckets of wasi:keyvalue (docs/storage.md)
 //! path = "state.sqlite3"        # an SQLite file, relative to this file; the default is
 //!                               # storage.sqlite3 in the user's data directory; or:
-//! # url = "redis://127.0.0.1:6379/0"   # shared by every host pointed at it
+//! # url = "redis://127.0.0.1:6379/0"   # shared by every host pointed at it; with a
+//! #                                   # password, { env = "REDIS_URL" } or { file = "…" }
 //!
 //! [[policy]]                    # see crate::policy; no rules: everyone may call everything
 //! agent = "planner"
@@ -230,7 +231,15 @@ enum RawHeader {
 #[serde(deny_unknown_fields)]
 struct RawStorage {
     path: Option<PathBuf>,
-    url: Option<String>,
+    url: Option<RawUrl>,
+}
+
+/// A URL that may hold a password: the URL itself, or where to read it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawUrl {
+    Plain(String),
+    From(RawSecret),
 }
 
 #[derive(Deserialize, Default)]
@@ -579,9 +588,19 @@ fn storage_setting(base: &Path, raw: Option<Spanned<RawStorage>>) -> Result<Stor
         }
         RawStorage { path: Some(path), url: None } => Ok(StorageSetting::File(base.join(path))),
         RawStorage { path: None, url: Some(url) } => {
+            let at = |message: String| Problem::at(span.clone(), format!("[storage] `url`: {message}"));
+            let url = match url {
+                RawUrl::Plain(url) => url,
+                RawUrl::From(RawSecret { env: Some(variable), file: None }) => std::env::var(&variable)
+                    .map_err(|_| at(format!("the environment variable `{variable}` is not set")))?,
+                RawUrl::From(RawSecret { env: None, file: Some(file) }) => {
+                    read_secret_file(&base.join(file), "storage URL").map_err(at)?.trim().to_owned()
+                }
+                RawUrl::From(_) => return Err(at("give the URL, or exactly one of `env` or `file`".into())),
+            };
             let scheme = url.split_once("://").map(|(scheme, _)| scheme);
             if !matches!(scheme, Some("redis" | "rediss")) {
-                return Err(Problem::at(span, "[storage] `url` must be a redis:// (or rediss://) URL".to_owned()));
+                return Err(at("must be a redis:// (or rediss://) URL".into()));
             }
             Ok(StorageSetting::Redis(url))
         }
@@ -784,6 +803,27 @@ mod tests {
                     .unwrap_err();
             assert_eq!(error.line, 2, "{text}");
             assert!(error.problem.contains(wanted) && !error.problem.contains("hunter2"), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_redis_url_comes_inline_from_a_variable_or_a_file_and_its_password_never_shows() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = "redis://:s3cret-pass@10.0.0.1:6379/0";
+        std::fs::write(dir.path().join("redis.url"), format!("{url}\n")).unwrap();
+        let path = dir.path().join("toolhost.toml");
+        let config = HostConfig::parse(&path, "[storage]\nurl = { file = \"redis.url\" }\n").unwrap();
+        assert_eq!(config.storage, StorageSetting::Redis(url.into()));
+        assert!(!format!("{config:?}").contains("s3cret"), "Debug hides the password: {config:?}");
+        let inline = HostConfig::parse(&path, "[storage]\nurl = \"redis://127.0.0.1:6379/0\"\n").unwrap();
+        assert_eq!(inline.storage, StorageSetting::Redis("redis://127.0.0.1:6379/0".into()));
+        for (text, wanted) in [
+            ("{ env = \"TOOLHOST_TEST_SURELY_UNSET\" }", "`TOOLHOST_TEST_SURELY_UNSET` is not set"),
+            ("{ env = \"A\", file = \"b\" }", "exactly one of `env` or `file`"),
+            ("\"postgres://db/0\"", "must be a redis:// (or rediss://) URL"),
+        ] {
+            let error = HostConfig::parse(&path, &format!("[storage]\nurl = {text}\n")).unwrap_err();
+            assert!(error.problem.contains(wanted), "{text}: {error}");
         }
     }
 

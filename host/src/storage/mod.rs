@@ -26,7 +26,7 @@ pub use backend::{Usage, Write};
 pub(crate) use transaction::{KvError, Transaction};
 
 /// Where a host keeps its state (`[storage]` in `toolhost.toml`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub enum StorageSetting {
     /// `storage.sqlite3` in the user's data directory ([`crate::paths::data_dir`]).
     #[default]
@@ -35,6 +35,18 @@ pub enum StorageSetting {
     File(PathBuf),
     /// A Redis (or Valkey) server, shared by every host pointed at it.
     Redis(String),
+}
+
+/// Shows a Redis URL's password as `***`: configurations are printed in logs and
+/// errors.
+impl std::fmt::Debug for StorageSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageSetting::Default => f.write_str("Default"),
+            StorageSetting::File(path) => f.debug_tuple("File").field(path).finish(),
+            StorageSetting::Redis(url) => f.debug_tuple("Redis").field(&redis_store::redacted(url)).finish(),
+        }
+    }
 }
 
 /// Why the store could not be used.
