@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tempfile::TempDir;
 use toolhost::upstream::UpstreamState;
-use toolhost::{Caller, ErrorKind, HostConfig, SourceKind, ToolHost};
+use toolhost::{Caller, ErrorKind, ExportFormat, HostConfig, SourceKind, ToolHost};
 use toolhost_tests::mcp_python;
 use toolhost_tests::wire::StdioSession;
 
@@ -72,9 +72,14 @@ async fn eventually(what: &str, mut condition: impl AsyncFnMut() -> bool) {
 async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     let dir = tempfile::tempdir().unwrap();
     let events_file = dir.path().join("events");
+    // The child gets HOME, and HOME again under another name.
+    let server = stdio_upstream(&events_file, "timeout = \"20s\"").replacen(
+        "env = [\"HOME\"]",
+        "env = [\"HOME\", \"PY_HOME=HOME\"]",
+        1,
+    );
     let config = format!(
-        "{}[[policy]]\nagent = \"intruder\"\ndeny = [\"py/*\"]\n\n[[policy]]\nagent = \"*\"\nallow = [\"*\"]\n",
-        stdio_upstream(&events_file, "timeout = \"20s\"")
+        "{server}[[policy]]\nagent = \"intruder\"\ndeny = [\"py/*\"]\n\n[[policy]]\nagent = \"*\"\nallow = [\"*\"]\n"
     );
     let host = host(&dir, &config).await;
     assert_eq!(host.load_errors(), vec![], "the server started and was listed");
@@ -98,6 +103,13 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     for name in ["py/echo", "py/fail", "py/slow", "py/environment", "py/grow", "py/crash"] {
         assert!(listed.iter().any(|tool| tool.name == name), "{name} is listed");
     }
+    // Exports name them like any tool, with the server's schemas.
+    let openai = host.export(ExportFormat::OpenAi, &Caller::new("anyone"));
+    let exported = openai.as_array().expect("a list").iter().find(|t| t["function"]["name"] == "py__add");
+    let exported = exported.unwrap_or_else(|| panic!("py__add in {openai}"));
+    assert_eq!(exported["function"]["parameters"]["required"], json!(["a", "b"]), "{exported}");
+    let anthropic = host.export(ExportFormat::Anthropic, &Caller::new("anyone"));
+    assert!(anthropic.as_array().unwrap().iter().any(|t| t["name"] == "py__add"), "{anthropic}");
 
     // Structured content is the output; text content comes as its blocks; isError fails.
     assert_eq!(host.call("py/add", json!({ "a": 2, "b": 3 })).await.unwrap(), json!({ "result": 5 }));
@@ -133,9 +145,9 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     // The child got only the variables listed.
     let environment = host.call("py/environment", json!({})).await.unwrap();
     let names: Vec<String> = serde_json::from_value(environment["result"].clone()).unwrap();
-    assert!(names.contains(&"HOME".to_owned()), "{names:?}");
+    assert!(names.contains(&"HOME".to_owned()) && names.contains(&"PY_HOME".to_owned()), "{names:?}");
     assert!(!names.contains(&"PATH".to_owned()), "nothing inherited: {names:?}");
-    assert!(names.iter().all(|name| name == "HOME" || name.starts_with("LC_")), "{names:?}");
+    assert!(names.iter().all(|name| name == "HOME" || name == "PY_HOME" || name.starts_with("LC_")), "{names:?}");
 
     // Every call is recorded under the upstream's namespace, with the server's name.
     let mut recorded = Vec::new();
