@@ -326,7 +326,11 @@ fn three_replicas_behind_haproxy_serve_one_pinned_toolset_and_one_storage_throug
     assert!(before_kill > 0, "the balancer sent replica 1 its share");
     replicas[1].child.kill().expect("kill -9 replica 1");
     replicas[1].child.wait().unwrap();
+    let killed = Instant::now();
     load.wait_for_calls(600);
+    // Long enough down for the balancer's health checks to take it out (2 failed checks,
+    // 1 s apart): the load goes on through the other two meanwhile.
+    std::thread::sleep(Duration::from_secs(3).saturating_sub(killed.elapsed()));
 
     let restarted = Replica::start(&replicas[1].dir.clone(), ports[1]);
     let time_to_ready = restarted.wait_until_ready(Duration::from_secs(120));
