@@ -11,7 +11,7 @@
 //! is a denial with its reason.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
 use rmcp::model::{
@@ -83,7 +83,7 @@ pub(super) fn input_required(request: &ApprovalRequest, state: String) -> InputR
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApprovalKey([u8; 32]);
 
-/// The shortest secret an approval key is made from.
+/// The shortest secret an approval key is made from, in characters.
 pub const MIN_APPROVAL_SECRET: usize = 32;
 
 impl ApprovalKey {
@@ -96,15 +96,15 @@ impl ApprovalKey {
     }
 
     /// The key every replica given `secret` derives alike (its SHA-256); the secret is
-    /// at least [`MIN_APPROVAL_SECRET`] bytes, surrounding whitespace aside. The error
+    /// at least [`MIN_APPROVAL_SECRET`] characters, surrounding whitespace aside. The error
     /// never contains the secret.
     pub fn from_secret(secret: &str) -> Result<ApprovalKey, String> {
         use sha2::Digest;
         let secret = secret.trim();
-        if secret.len() < MIN_APPROVAL_SECRET {
+        let characters = secret.chars().count();
+        if characters < MIN_APPROVAL_SECRET {
             return Err(format!(
-                "the approval key must be at least {MIN_APPROVAL_SECRET} characters (random ones), not {}",
-                secret.len()
+                "the approval key must be at least {MIN_APPROVAL_SECRET} characters (random ones), not {characters}"
             ));
         }
         Ok(ApprovalKey(sha2::Sha256::digest(secret.as_bytes()).into()))
@@ -117,27 +117,60 @@ impl std::fmt::Debug for ApprovalKey {
     }
 }
 
-/// What a question was about (caller, tool, input, risk, reason), sealed with the
-/// server's key (HMAC-SHA256): the retry must carry it, so an answer approves only the
-/// call it was asked about — not the same tool with another input, nor another
-/// caller's call — and only a server holding the key can make one.
-pub(super) fn seal(key: &ApprovalKey, request: &ApprovalRequest) -> String {
+/// How far ahead of this server's clock another replica's clock may be: a question
+/// sealed there a moment ago is not refused here as coming from the future.
+const CLOCK_SKEW: Duration = Duration::from_secs(60);
+
+/// What a question was about (caller, tool, input, risk, reason) and when it was asked,
+/// sealed with the server's key (HMAC-SHA256) as `SECONDS.MAC`: the retry must carry
+/// it, so an answer approves only the call it was asked about — not the same tool with
+/// another input, nor another caller's call — only within [`APPROVAL_WAIT`] of the
+/// question, and only a server holding the key can make one.
+pub(super) fn seal(key: &ApprovalKey, request: &ApprovalRequest, asked: SystemTime) -> String {
+    let seconds = asked.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    format!("{seconds}.{}", mac(key, request, seconds))
+}
+
+fn mac(key: &ApprovalKey, request: &ApprovalRequest, seconds: u64) -> String {
     use hmac::Mac;
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key.0).expect("HMAC takes a key of any length");
+    mac.update(&seconds.to_be_bytes());
     mac.update(&serde_json::to_vec(request).unwrap_or_default());
     mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Whether a retry echoed the seal of the question (compared in constant time, so the
-/// time a refusal takes says nothing about the seal).
-pub(super) fn is_seal(echoed: Option<&str>, sealed: &str) -> bool {
+/// Whether a retry echoed a seal of this question made by a holder of `key` no longer
+/// than [`APPROVAL_WAIT`] before `now`; if not, why the answer is not taken. The MAC
+/// is compared in constant time, so the time a refusal takes says nothing about it.
+pub(super) fn check_seal(
+    key: &ApprovalKey,
+    request: &ApprovalRequest,
+    echoed: Option<&str>,
+    now: SystemTime,
+) -> Result<(), &'static str> {
     use subtle::ConstantTimeEq;
-    echoed.is_some_and(|echoed| echoed.len() == sealed.len() && bool::from(echoed.as_bytes().ct_eq(sealed.as_bytes())))
+    let (seconds, echoed_mac) = echoed
+        .and_then(|echoed| echoed.split_once('.'))
+        .and_then(|(seconds, mac)| Some((seconds.parse::<u64>().ok()?, mac)))
+        .ok_or(ANOTHER_QUESTION)?;
+    let expected = mac(key, request, seconds);
+    let same = echoed_mac.len() == expected.len() && bool::from(echoed_mac.as_bytes().ct_eq(expected.as_bytes()));
+    if !same {
+        return Err(ANOTHER_QUESTION);
+    }
+    let asked = UNIX_EPOCH + Duration::from_secs(seconds);
+    let fresh = match now.duration_since(asked) {
+        Ok(age) => age <= APPROVAL_WAIT,
+        Err(ahead) => ahead.duration() <= CLOCK_SKEW,
+    };
+    if fresh { Ok(()) } else { Err(EXPIRED) }
 }
 
 /// Why a retry's answer is not taken: it was given for another question.
 pub(super) const ANOTHER_QUESTION: &str =
     "the approval answers another question (a different caller, tool or input, or another server)";
+/// Why a retry's answer is not taken: the question is too old.
+pub(super) const EXPIRED: &str = "the approval question has expired: it was asked more than 10 minutes ago";
 
 fn decide(answer: &ElicitResult) -> Approval {
     let denied = |reason: &str| Approval::Denied { reason: reason.into() };
@@ -212,26 +245,55 @@ mod tests {
         other_input.input = json!({ "path": "elsewhere" });
         let mut other_caller = request();
         other_caller.caller = Caller::new("intruder");
-        assert_eq!(seal(&key, &asked), seal(&key, &request()));
-        assert_ne!(seal(&key, &asked), seal(&key, &other_input));
-        assert_ne!(seal(&key, &asked), seal(&key, &other_caller));
-        assert_ne!(seal(&key, &asked), seal(&ApprovalKey([8; 32]), &asked));
+        let now = SystemTime::now();
+        let sealed = seal(&key, &asked, now);
+        assert_eq!(sealed, seal(&key, &request(), now));
+        assert_eq!(check_seal(&key, &asked, Some(&sealed), now), Ok(()));
+        for (refused, why) in [
+            (check_seal(&key, &other_input, Some(&sealed), now), "another input"),
+            (check_seal(&key, &other_caller, Some(&sealed), now), "another caller"),
+            (check_seal(&ApprovalKey([8; 32]), &asked, Some(&sealed), now), "another key"),
+            (check_seal(&key, &asked, None, now), "no state"),
+            (check_seal(&key, &asked, Some("12.00"), now), "a short MAC"),
+            (check_seal(&key, &asked, Some(&sealed.replace('.', "")), now), "no time"),
+        ] {
+            assert_eq!(refused, Err(ANOTHER_QUESTION), "{why}");
+        }
+        // The time is sealed too: a client cannot make an old question look new.
+        let (seconds, mac) = sealed.split_once('.').unwrap();
+        let moved = format!("{}.{mac}", seconds.parse::<u64>().unwrap() + 500);
+        assert_eq!(check_seal(&key, &asked, Some(&moved), now), Err(ANOTHER_QUESTION));
+    }
+
+    #[test]
+    fn an_answer_is_taken_only_within_the_wait_and_a_little_clock_skew() {
+        let key = ApprovalKey([7; 32]);
+        let asked = SystemTime::now();
+        let sealed = seal(&key, &request(), asked);
+        let check = |now: SystemTime| check_seal(&key, &request(), Some(&sealed), now);
+        assert_eq!(check(asked + APPROVAL_WAIT - Duration::from_secs(1)), Ok(()));
+        assert_eq!(check(asked + APPROVAL_WAIT + Duration::from_secs(2)), Err(EXPIRED));
+        assert_eq!(check(asked - Duration::from_secs(30)), Ok(()), "a replica whose clock is a bit behind");
+        assert_eq!(check(asked - Duration::from_secs(120)), Err(EXPIRED), "a question from the future");
     }
 
     #[test]
     fn replicas_given_one_secret_seal_alike_and_random_keys_differ() {
         let secret = "correct horse battery staple, 32+ characters";
         let (one, other) = (ApprovalKey::from_secret(secret).unwrap(), ApprovalKey::from_secret(secret).unwrap());
-        assert_eq!(seal(&one, &request()), seal(&other, &request()));
+        let now = SystemTime::now();
+        assert_eq!(check_seal(&other, &request(), Some(&seal(&one, &request(), now)), now), Ok(()));
         assert_eq!(
             ApprovalKey::from_secret(&format!("  {secret}\n")).unwrap(),
             one,
             "whitespace around is not the key"
         );
         assert_ne!(ApprovalKey::random().unwrap(), ApprovalKey::random().unwrap());
-        assert!(is_seal(Some(&seal(&one, &request())), &seal(&other, &request())));
-        assert!(!is_seal(Some("00"), &seal(&one, &request())) && !is_seal(None, &seal(&one, &request())));
-        assert_ne!(seal(&one, &request()), seal(&ApprovalKey::from_secret(&format!("{secret}!")).unwrap(), &request()));
+        let other_secret = ApprovalKey::from_secret(&format!("{secret}!")).unwrap();
+        assert_eq!(
+            check_seal(&other_secret, &request(), Some(&seal(&one, &request(), now)), now),
+            Err(ANOTHER_QUESTION)
+        );
         let short = ApprovalKey::from_secret("hunter2").unwrap_err();
         assert!(short.contains("at least 32") && !short.contains("hunter2"), "{short}");
         assert_eq!(format!("{one:?}"), "ApprovalKey(…)", "Debug shows no key");

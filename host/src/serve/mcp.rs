@@ -228,13 +228,14 @@ impl McpServer {
         let Some(question) = self.shared.host.pending_approval(caller, &request.name, input) else {
             return Ok(approval::unable("the approval needed was not asked for"));
         };
-        let sealed = approval::seal(&self.shared.approval_key, &question);
+        let key = &self.shared.approval_key;
+        let now = std::time::SystemTime::now();
         match request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
-            None => Err(Box::new(approval::input_required(&question, sealed))),
-            Some(answer) if approval::is_seal(request.request_state.as_deref(), &sealed) => {
-                Ok(approval::answered(answer))
-            }
-            Some(_) => Ok(approval::unable(approval::ANOTHER_QUESTION)),
+            None => Err(Box::new(approval::input_required(&question, approval::seal(key, &question, now)))),
+            Some(answer) => match approval::check_seal(key, &question, request.request_state.as_deref(), now) {
+                Ok(()) => Ok(approval::answered(answer)),
+                Err(why) => Ok(approval::unable(why)),
+            },
         }
     }
 }
