@@ -523,14 +523,23 @@ async fn a_component_written_for_the_first_draft_runs_unchanged_on_the_same_data
     tools.manifest("pages", "counter", "[limits]\ntimeout = \"30s\"\n[grants]\nstorage = [\"default\"]\n");
     assert!(host.reload().await.errors.is_empty());
     host.call("pages/run", fill).await.expect("fill");
+    run_ok(&host, "pages/run", json!([{ "op": "increment", "bucket": "default", "key": "/neg", "delta": -5 }])).await;
     tools.install("plain_counter_draft", "pages", "counter");
     assert!(host.reload().await.errors.is_empty());
+    // The draft's numbers are unsigned: the increment fails, and a guest that ignores the
+    // failure and returns commits nothing.
+    let refused = host.call("pages/hit", json!({ "page": "/neg" })).await.expect_err("below 0");
+    assert!(refused.to_string().contains("makes -4, below 0"), "{refused}");
+    assert_eq!(host.call("pages/hit-quietly", json!({ "page": "/neg" })).await.expect("ignored"), json!(0));
     let pages = host.call("pages/pages", json!({})).await.expect("pages");
     let pages: Vec<String> = serde_json::from_value(pages).expect("a list");
-    assert_eq!(pages.len(), 1 + 3 + 1200, "every key, over several pages");
+    assert_eq!(pages.len(), 1 + 3 + 1 + 1200, "every key, over several pages");
     assert!(pages.windows(2).all(|w| w[0] < w[1]), "in key order, none twice");
     let counts = host.call("pages/counts", json!({ "pages": ["/home", "/p1", "/never"] })).await.expect("counts");
     assert_eq!(counts, json!([3, 1, 0]));
+    tools.install("kv", "pages", "counter");
+    assert!(host.reload().await.errors.is_empty());
+    assert_eq!(get(&host, "pages/run", "default", "/neg").await, json!(-5), "the refused increments left it");
     let ungranted = ToolsDir::new();
     ungranted.install("plain_counter_draft", "pages", "counter");
     let host = ToolHost::builder().root(ungranted.path()).storage(store.setting.clone()).build().await.expect("host");

@@ -233,8 +233,17 @@ impl Transaction {
         Ok((keys.into_iter().collect(), next))
     }
 
-    /// Adds `delta` to the decimal integer at `key` (absent: 0) and stages the sum.
-    pub async fn increment(&mut self, bucket: &BucketId, key: &str, delta: i64, quota: &Quota) -> Result<i64, KvError> {
+    /// Adds `delta` to the decimal integer at `key` (absent: 0) and stages the sum; a sum
+    /// below `lowest` (an interface whose numbers are unsigned) is refused before
+    /// anything is staged.
+    pub async fn increment(
+        &mut self,
+        bucket: &BucketId,
+        key: &str,
+        delta: i64,
+        lowest: i64,
+        quota: &Quota,
+    ) -> Result<i64, KvError> {
         self.lease(bucket, key).await?;
         let current = match self.get(bucket, key).await? {
             None => 0,
@@ -246,6 +255,9 @@ impl Transaction {
         let sum = current
             .checked_add(delta)
             .ok_or_else(|| KvError(format!("incrementing `{key}` by {delta} overflows a 64-bit integer")))?;
+        if sum < lowest {
+            return Err(KvError(format!("`{key}` holds {current}: adding {delta} makes {sum}, below {lowest}")));
+        }
         self.set(bucket, key, sum.to_string().into_bytes(), quota).await?;
         Ok(sum)
     }

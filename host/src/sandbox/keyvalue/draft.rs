@@ -7,7 +7,7 @@
 
 use wasmtime::component::{HasSelf, Linker, Resource};
 
-use super::{KvBucket, atomics as atomics2, batch as batch2, store as store2};
+use super::{KvBucket, batch as batch2, store as store2, to_wit};
 use crate::sandbox::state::SandboxState;
 
 mod bindings {
@@ -26,6 +26,10 @@ pub(super) fn add_to_linker(linker: &mut Linker<SandboxState>) -> wasmtime::Resu
 }
 
 type Answer<T> = wasmtime::Result<Result<T, store::Error>>;
+
+/// How many distinct list-keys pages one call may hold cursors for: the keys they stand
+/// for are kept in host memory, outside the guest's limit.
+pub(super) const MAX_DRAFT_CURSORS: usize = 4096;
 
 fn to_draft(error: store2::Error) -> store::Error {
     match error {
@@ -78,10 +82,16 @@ impl store::HostBucket for SandboxState {
             Ok(page) => page,
             Err(e) => return Ok(Err(to_draft(e))),
         };
-        let cursor = page.cursor.map(|last| {
-            self.storage.draft_cursors.push(last);
-            (self.storage.draft_cursors.len() - 1) as u64
-        });
+        let cursor = match page.cursor {
+            None => None,
+            Some(last) => match self.storage.draft_cursor(last) {
+                Some(number) => Some(number),
+                None => {
+                    let many = format!("more than {MAX_DRAFT_CURSORS} list-keys pages in one call");
+                    return Ok(Err(store::Error::Other(many)));
+                }
+            },
+        };
         Ok(Ok(store::KeyResponse { keys: page.keys, cursor }))
     }
 
@@ -95,11 +105,12 @@ impl atomics::Host for SandboxState {
         let Ok(delta) = i64::try_from(delta) else {
             return Ok(Err(store::Error::Other(format!("a delta of {delta} is over {}", i64::MAX))));
         };
-        match atomics2::Host::increment(self, bucket, key.clone(), delta).await? {
-            Ok(value) => Ok(u64::try_from(value)
-                .map_err(|_| store::Error::Other(format!("`{key}` holds {value}, which is negative")))),
-            Err(e) => Ok(Err(to_draft(e))),
-        }
+        let id = self.bucket_id(&bucket)?;
+        let quota = self.storage.grant.quota;
+        // This draft's numbers are unsigned: a key a draft2 guest made negative answers an
+        // error and keeps its value, even for a guest that ignores the error.
+        let sum = async { self.storage.transaction()?.increment(&id, &key, delta, 0, &quota).await }.await;
+        Ok(sum.map(|sum| sum.unsigned_abs()).map_err(|e| to_draft(to_wit(e))))
     }
 }
 

@@ -59,6 +59,22 @@ impl CallStorage {
         self.transaction.take().filter(|transaction| !transaction.is_empty())
     }
 
+    /// The number of the 0.2.0-draft cursor that stands for `last` (the key a page
+    /// ended at): the same number for the same key, so listing again from the start
+    /// costs nothing; `None` past [`draft::MAX_DRAFT_CURSORS`].
+    fn draft_cursor(&mut self, last: String) -> Option<u64> {
+        let cursors = &mut self.draft_cursors;
+        let number = match cursors.iter().position(|key| *key == last) {
+            Some(number) => number,
+            None if cursors.len() < draft::MAX_DRAFT_CURSORS => {
+                cursors.push(last);
+                cursors.len() - 1
+            }
+            None => return None,
+        };
+        Some(number as u64)
+    }
+
     fn transaction(&mut self) -> Result<&mut Transaction, KvError> {
         self.transaction.as_mut().ok_or_else(|| KvError("no bucket is open".into()))
     }
@@ -145,7 +161,9 @@ impl atomics::Host for SandboxState {
     async fn increment(&mut self, bucket: Resource<KvBucket>, key: String, delta: i64) -> Answer<i64> {
         let id = self.bucket_id(&bucket)?;
         let quota = self.storage.grant.quota;
-        Ok(async { self.storage.transaction()?.increment(&id, &key, delta, &quota).await }.await.map_err(to_wit))
+        Ok(async { self.storage.transaction()?.increment(&id, &key, delta, i64::MIN, &quota).await }
+            .await
+            .map_err(to_wit))
     }
 
     async fn swap(&mut self, cas: Resource<KvCas>, value: Vec<u8>) -> wasmtime::Result<Result<(), atomics::CasError>> {
@@ -202,5 +220,23 @@ impl batch::Host for SandboxState {
     async fn delete_many(&mut self, bucket: Resource<KvBucket>, keys: Vec<String>) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
         Ok(async { self.storage.transaction()?.delete_many(&id, keys).await }.await.map_err(to_wit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draft_cursor_is_numbered_once_per_key_and_bounded() {
+        let mut call = CallStorage::new(None, &StorageGrant::default(), Duration::from_secs(1));
+        assert_eq!(call.draft_cursor("/a".into()), Some(0));
+        assert_eq!(call.draft_cursor("/b".into()), Some(1));
+        assert_eq!(call.draft_cursor("/a".into()), Some(0), "listing again from the start adds nothing");
+        for n in 2..draft::MAX_DRAFT_CURSORS {
+            assert_eq!(call.draft_cursor(format!("/{n}")), Some(n as u64));
+        }
+        assert_eq!(call.draft_cursor("/one-more".into()), None);
+        assert_eq!(call.draft_cursor("/b".into()), Some(1), "known pages still answer");
     }
 }

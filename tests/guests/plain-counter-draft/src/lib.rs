@@ -16,6 +16,10 @@ impl Guest for Component {
         atomics::increment(&bucket()?, &page, 1).map_err(|e| format!("{e:?}"))
     }
 
+    fn hit_quietly(page: String) -> u64 {
+        Self::hit(page).unwrap_or(0)
+    }
+
     fn pages() -> Result<Vec<String>, String> {
         let bucket = bucket()?;
         let mut pages = Vec::new();
