@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -207,6 +207,31 @@ fn the_image_and_the_manifests_agree_with_what_the_binary_serves() {
             .contains("weather/forecast (oci://registry.example.com/tools/forecast:1.2) is not pinned")
     );
     assert!(!root.path().join("tools").exists());
+
+    // The Secret as shipped holds no credential anyone could use: a replica given it as
+    // it is refuses to start, naming the variable.
+    let mut shipped = Command::new(toolhost_bin());
+    shipped.args(on_this_machine(&args)).stdout(Stdio::null()).stderr(Stdio::piped());
+    environment(&mut shipped, container);
+    for (variable, value) in secret["stringData"].as_object().unwrap() {
+        assert_eq!(value, "", "{variable} is a placeholder no replica takes");
+        shipped.env(variable, "");
+    }
+    let mut shipped = shipped.spawn().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = shipped.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = shipped.kill();
+            panic!("a replica given the placeholder Secret serves");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut shipped.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success() && stderr.contains("is empty"), "{status}: {stderr}");
 
     let mut serve = Command::new(toolhost_bin());
     serve.args(on_this_machine(&args));

@@ -42,7 +42,7 @@
 //! [storage]                     # the buckets of wasi:keyvalue (docs/storage.md)
 //! path = "state.sqlite3"        # an SQLite file, relative to this file; the default is
 //!                               # storage.sqlite3 in the user's data directory; or:
-//! # url = "redis://127.0.0.1:6379/0"   # shared by every host pointed at it; with a
+//! # url = "redis://127.0.0.1:6379/0"   # shared by every host pointed at it (no TLS); with a
 //! #                                   # password, { env = "REDIS_URL" } or { file = "…" }
 //!
 //! [[policy]]                    # see crate::policy; no rules: everyone may call everything
@@ -83,7 +83,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::limits::RawLimits;
-use crate::config::tokens::{RawToken, read_secret_file, tokens};
+use crate::config::tokens::{RawToken, SecretSource, secret, tokens};
 use crate::config::units::{Problem, parse_duration, parse_size};
 use crate::oci::lock::Lock;
 use crate::oci::{OciComponent, OciReference, OciSettings};
@@ -262,6 +262,17 @@ struct RawHttp {
 struct RawSecret {
     env: Option<String>,
     file: Option<PathBuf>,
+}
+
+impl RawSecret {
+    /// Where the secret is, if exactly one place is named.
+    fn source(&self) -> Option<SecretSource<'_>> {
+        match (&self.env, &self.file) {
+            (Some(variable), None) => Some(SecretSource::Env(variable)),
+            (None, Some(file)) => Some(SecretSource::File(file)),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -591,16 +602,23 @@ fn storage_setting(base: &Path, raw: Option<Spanned<RawStorage>>) -> Result<Stor
             let at = |message: String| Problem::at(span.clone(), format!("[storage] `url`: {message}"));
             let url = match url {
                 RawUrl::Plain(url) => url,
-                RawUrl::From(RawSecret { env: Some(variable), file: None }) => std::env::var(&variable)
-                    .map_err(|_| at(format!("the environment variable `{variable}` is not set")))?,
-                RawUrl::From(RawSecret { env: None, file: Some(file) }) => {
-                    read_secret_file(&base.join(file), "storage URL").map_err(at)?.trim().to_owned()
+                RawUrl::From(raw) => {
+                    let source =
+                        raw.source().ok_or_else(|| at("give the URL, or exactly one of `env` or `file`".into()))?;
+                    secret(base, source, "storage URL").map_err(at)?
                 }
-                RawUrl::From(_) => return Err(at("give the URL, or exactly one of `env` or `file`".into())),
             };
             let scheme = url.split_once("://").map(|(scheme, _)| scheme);
-            if !matches!(scheme, Some("redis" | "rediss")) {
-                return Err(at("must be a redis:// (or rediss://) URL".into()));
+            match scheme {
+                Some("redis") => {}
+                // The Redis client is built without TLS: refused here rather than failing
+                // every call once the replica reports ready.
+                Some("rediss") => {
+                    return Err(at("rediss:// (Redis over TLS) is not supported: reach a TLS Redis through a \
+                         local TLS proxy (stunnel, a sidecar) with a redis:// URL"
+                        .into()));
+                }
+                _ => return Err(at("must be a redis:// URL".into())),
             }
             Ok(StorageSetting::Redis(url))
         }
@@ -613,14 +631,9 @@ fn storage_setting(base: &Path, raw: Option<Spanned<RawStorage>>) -> Result<Stor
 fn approval_key(base: &Path, raw: Spanned<RawSecret>) -> Result<ApprovalKey, Problem> {
     let span = raw.span();
     let at = |message: String| Problem::at(span.clone(), format!("[http] approval_key: {message}"));
-    let secret = match raw.into_inner() {
-        RawSecret { env: Some(variable), file: None } => {
-            std::env::var(&variable).map_err(|_| at(format!("the environment variable `{variable}` is not set")))?
-        }
-        RawSecret { env: None, file: Some(file) } => read_secret_file(&base.join(file), "approval key").map_err(at)?,
-        _ => return Err(at("give exactly one of `env` or `file`".into())),
-    };
-    ApprovalKey::from_secret(&secret).map_err(at)
+    let raw = raw.into_inner();
+    let source = raw.source().ok_or_else(|| at("give exactly one of `env` or `file`".into()))?;
+    ApprovalKey::from_secret(&secret(base, source, "approval key").map_err(at)?).map_err(at)
 }
 
 fn http_limits(raw: RawHttp) -> Result<HttpLimits, Problem> {
@@ -820,7 +833,8 @@ mod tests {
         for (text, wanted) in [
             ("{ env = \"TOOLHOST_TEST_SURELY_UNSET\" }", "`TOOLHOST_TEST_SURELY_UNSET` is not set"),
             ("{ env = \"A\", file = \"b\" }", "exactly one of `env` or `file`"),
-            ("\"postgres://db/0\"", "must be a redis:// (or rediss://) URL"),
+            ("\"postgres://db/0\"", "must be a redis:// URL"),
+            ("\"rediss://db:6380/0\"", "rediss:// (Redis over TLS) is not supported"),
         ] {
             let error = HostConfig::parse(&path, &format!("[storage]\nurl = {text}\n")).unwrap_err();
             assert!(error.problem.contains(wanted), "{text}: {error}");

@@ -47,20 +47,10 @@ pub(super) fn tokens(base: &Path, raw: Vec<Spanned<RawToken>>) -> Result<Tokens,
         tokens = match (&entry.sha256, &entry.file, &entry.env) {
             (Some(hex), None, None) => tokens.with_digest(&entry.agent, parse_digest(hex).map_err(at)?),
             (None, Some(file), None) => {
-                let path = base.join(file);
-                let text = read_secret_file(&path, "token").map_err(at)?;
-                tokens.with_token(
-                    &entry.agent,
-                    non_empty(text.trim()).ok_or_else(|| at("the token file is empty".into()))?,
-                )
+                tokens.with_token(&entry.agent, &secret(base, SecretSource::File(file), "token").map_err(at)?)
             }
             (None, None, Some(variable)) => {
-                let value = std::env::var(variable)
-                    .map_err(|_| at(format!("the environment variable `{variable}` is not set")))?;
-                tokens.with_token(
-                    &entry.agent,
-                    non_empty(value.trim()).ok_or_else(|| at(format!("`{variable}` is empty")))?,
-                )
+                tokens.with_token(&entry.agent, &secret(base, SecretSource::Env(variable), "token").map_err(at)?)
             }
             _ => return Err(at("give the token as exactly one of `sha256`, `file` or `env`".into())),
         };
@@ -68,18 +58,39 @@ pub(super) fn tokens(base: &Path, raw: Vec<Spanned<RawToken>>) -> Result<Tokens,
     Ok(tokens)
 }
 
-fn non_empty(text: &str) -> Option<&str> {
-    (!text.is_empty()).then_some(text)
-}
-
 /// Longest secret file read (a token, a key): a secret is a line of text; a path to
 /// something endless (`/dev/zero`, a pipe that never closes its end is the operator's)
 /// must not be read for ever.
 const MAX_SECRET_FILE: u64 = 4096;
 
-/// The text of the file holding a `what` (token, approval key); errors name the file,
-/// never its content.
-pub(super) fn read_secret_file(path: &std::path::Path, what: &str) -> Result<String, String> {
+/// Where the operator keeps a secret out of the configuration file.
+pub(super) enum SecretSource<'a> {
+    /// An environment variable of the host, by name.
+    Env(&'a str),
+    /// A file, relative to the configuration.
+    File(&'a Path),
+}
+
+/// The secret `what` (token, approval key, storage URL): the variable's value or the
+/// file's text, without surrounding whitespace, never empty. Errors name the variable
+/// or the file, never the value.
+pub(super) fn secret(base: &Path, source: SecretSource<'_>, what: &str) -> Result<String, String> {
+    let (value, empty) = match source {
+        SecretSource::Env(variable) => (
+            std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?,
+            format!("`{variable}` is empty"),
+        ),
+        SecretSource::File(file) => {
+            let path = base.join(file);
+            (read_secret_file(&path, what)?, format!("the {what} file {} is empty", path.display()))
+        }
+    };
+    let value = value.trim();
+    if value.is_empty() { Err(empty) } else { Ok(value.to_owned()) }
+}
+
+/// The text of the file holding a `what`; errors name the file, never its content.
+fn read_secret_file(path: &Path, what: &str) -> Result<String, String> {
     use std::io::Read;
     let cannot = |e: std::io::Error| format!("cannot read the {what} file {}: {e}", path.display());
     let mut text = String::new();
