@@ -357,16 +357,21 @@ fn three_replicas_behind_haproxy_serve_one_pinned_toolset_and_one_storage_throug
     assert_eq!(summary["failed"], json!([]), "every call a client retried succeeded: {summary}");
     assert_eq!(summary["error_answers"], json!([]), "no tool answered an error: {summary}");
 
-    // Every write a client saw answered is in the shared storage, and nothing else.
-    let answered: BTreeSet<String> =
-        summary["keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_owned()).collect();
+    // Every write a client saw answered is in the shared storage, and nothing else but
+    // writes whose retry the end of the load cut short.
+    let keys = |field: &str| -> BTreeSet<String> {
+        summary[field].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_owned()).collect()
+    };
+    let (answered, unsettled) = (keys("keys"), keys("unsettled"));
     assert!(answered.len() >= 600, "{}", answered.len());
-    let mut keys = toolhost(&dirs[2]);
-    keys.args(["storage", "keys", "app/kv:calls"]);
-    let listed = run(keys);
+    let mut list = toolhost(&dirs[2]);
+    list.args(["storage", "keys", "app/kv:calls"]);
+    let listed = run(list);
     assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
     let stored: BTreeSet<String> = String::from_utf8_lossy(&listed.stdout).lines().map(str::to_owned).collect();
-    assert_eq!(stored, answered, "stored keys are exactly the answered writes");
+    assert!(answered.is_subset(&stored), "missing: {:?}", answered.difference(&stored).collect::<Vec<_>>());
+    let unanswered: Vec<&String> = stored.difference(&answered).filter(|key| !unsettled.contains(*key)).collect();
+    assert!(unanswered.is_empty(), "stored without an answer: {unanswered:?}");
 
     // Every replica, the restarted one included, lists the same tools.
     let listings: Vec<Value> = replicas.iter().map(Replica::tools).collect();

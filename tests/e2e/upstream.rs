@@ -148,6 +148,11 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     assert!(names.contains(&"HOME".to_owned()) && names.contains(&"PY_HOME".to_owned()), "{names:?}");
     assert!(!names.contains(&"PATH".to_owned()), "nothing inherited: {names:?}");
     assert!(names.iter().all(|name| name == "HOME" || name == "PY_HOME" || name.starts_with("LC_")), "{names:?}");
+    let home = std::env::var("HOME").expect("the test runs with HOME");
+    for name in ["HOME", "PY_HOME"] {
+        let value = host.call("py/variable", json!({ "name": name })).await.unwrap();
+        assert_eq!(value["result"], json!(home), "{name} is the host's HOME");
+    }
 
     // Every call is recorded under the upstream's namespace, with the server's name.
     let mut recorded = Vec::new();

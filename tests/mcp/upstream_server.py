@@ -88,6 +88,12 @@ def environment() -> list[str]:
 
 
 @server.tool()
+def variable(name: str) -> str:
+    """The value of one of the server's environment variables ("" when it is not set)."""
+    return os.environ.get(name, "")
+
+
+@server.tool()
 def header(name: str, ctx: Context) -> str:
     """The value of one header of the HTTP request that made this call ("" on stdio)."""
     request = ctx.request_context.request

@@ -14,7 +14,8 @@ and asserts what it prints.
    that fails (a broken connection, a session its new replica does not know, an error
    answer) is made again on a new client until it succeeds, within a minute; each such
    retry is counted. Writing a key is idempotent, so a call that ran but whose answer
-   was lost may run twice.
+   was lost may run twice; a key still being retried when `stop` arrives is reported
+   as unsettled (it may or may not have been written).
 
 Prints `{"progress": N}` lines while calls complete, then one `{"summary": …}` line.
 """
@@ -112,6 +113,9 @@ class Worker:
                     self.stats.failed.append(f"w{self.index}-{n}")
                     n, first_try = n + 1, None
                 await anyio.sleep(0.05)
+        if first_try is not None:
+            # Stopped while retrying: the last try may have written the key unanswered.
+            self.stats.unsettled.append(f"w{self.index}-{n}")
 
     async def write(self, client: Client, key: str, first_try: float) -> None:
         """Writes `key`; raises when the call did not succeed."""
@@ -132,6 +136,7 @@ class Stats:
         self.retries = {"2026-07-28": 0, "legacy": 0}
         self.latencies: list[float] = []
         self.failed: list[str] = []
+        self.unsettled: list[str] = []
         self.error_answers: list[str] = []
         self.exceptions: dict[str, int] = {}
 
@@ -159,6 +164,7 @@ class Stats:
             "calls": self.calls,
             "retries": self.retries,
             "failed": self.failed,
+            "unsettled": self.unsettled,
             "error_answers": self.error_answers[:20],
             "exceptions": self.exceptions,
             "p50_ms": at(0.50),
