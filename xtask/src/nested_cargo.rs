@@ -9,8 +9,10 @@
 
 use std::process::Command;
 
-/// Variables cargo sets for the process it runs, which no nested build should see.
-const PACKAGE_VARIABLES: [&str; 10] = [
+/// Variables cargo sets for the process it runs (a build script's included), which no
+/// nested build should see: cargo itself reads `CARGO_ENCODED_RUSTFLAGS`, and build
+/// scripts read the others.
+const PACKAGE_VARIABLES: [&str; 17] = [
     "CARGO_MANIFEST_DIR",
     "CARGO_MANIFEST_PATH",
     "CARGO_MANIFEST_LINKS",
@@ -21,7 +23,17 @@ const PACKAGE_VARIABLES: [&str; 10] = [
     "CARGO_RUSTC_CURRENT_DIR",
     "OUT_DIR",
     "CARGO_MAKEFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "TARGET",
+    "HOST",
+    "PROFILE",
+    "OPT_LEVEL",
+    "DEBUG",
+    "NUM_JOBS",
 ];
+
+/// Prefixes of the same: a package's metadata, binaries, features and target `cfg`s.
+const PACKAGE_PREFIXES: [&str; 4] = ["CARGO_PKG_", "CARGO_BIN_EXE_", "CARGO_FEATURE_", "CARGO_CFG_"];
 
 /// `cargo` (the one that runs this process, else the one on the PATH) with the
 /// environment of a shell: the variables of the package this process belongs to removed.
@@ -29,7 +41,7 @@ pub fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("CARGO_PKG_") || name.starts_with("CARGO_BIN_EXE_") || PACKAGE_VARIABLES.contains(&name) {
+        if PACKAGE_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || PACKAGE_VARIABLES.contains(&name) {
             command.env_remove(name);
         }
     }

@@ -35,7 +35,7 @@ pub fn bound(text: &str) -> String {
         return text.to_owned();
     }
     let first_line = text.lines().next().unwrap_or_default();
-    let mut start = text.len() - (MAX_TRACEBACK - first_line.len()).min(text.len());
+    let mut start = text.len() - MAX_TRACEBACK.saturating_sub(first_line.len()).min(text.len());
     while !text.is_char_boundary(start) {
         start += 1;
     }
@@ -62,5 +62,14 @@ mod tests {
         assert!(bounded.starts_with("Traceback:\n  [... earlier frames left out ...]\n"));
         assert!(bounded.ends_with("ValueError: bad"));
         assert!(bounded.len() <= MAX_TRACEBACK + 64);
+    }
+
+    #[test]
+    fn a_first_line_longer_than_the_bound_is_kept_with_nothing_after_it() {
+        let text = format!("{}\nValueError: bad", "x".repeat(MAX_TRACEBACK + 10));
+        let bounded = bound(&text);
+        assert!(bounded.starts_with("xxx"), "{bounded:.40}");
+        assert!(bounded.ends_with("[... earlier frames left out ...]\n"), "{bounded:.40}");
+        assert!(bounded.len() <= text.len() + 64);
     }
 }
