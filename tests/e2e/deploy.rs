@@ -250,4 +250,23 @@ fn the_image_and_the_manifests_agree_with_what_the_binary_serves() {
     assert!(session.session.is_some());
     let _ = child.kill();
     let _ = child.wait();
+
+    // The storage is the Redis the Secret's URL names: a value set through the
+    // configuration as the Deployment has it is there, and not in another Redis.
+    let storage = |args: &[&str], redis_url: &str| {
+        let mut command = Command::new(toolhost_bin());
+        command.arg("--config").arg(etc.join("toolhost.toml")).arg("storage").args(args);
+        environment(&mut command, container);
+        command.env("TOOLHOST_REDIS_URL", redis_url).output().unwrap()
+    };
+    let bucket = "weather/forecast:default";
+    let set = storage(&["set", bucket, "city", "Lyon"], &redis.url);
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let got = storage(&["get", bucket, "city"], &redis.url);
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "Lyon", "{}", String::from_utf8_lossy(&got.stderr));
+    let other = RedisServer::start();
+    let elsewhere = storage(&["keys", bucket], &other.url);
+    assert!(elsewhere.status.success(), "{}", String::from_utf8_lossy(&elsewhere.stderr));
+    assert_eq!(String::from_utf8_lossy(&elsewhere.stdout).trim(), "", "another Redis holds nothing");
+    assert!(!root.path().join("data").join("storage.sqlite3").exists(), "no SQLite file beside it");
 }
