@@ -105,11 +105,9 @@ impl atomics::Host for SandboxState {
         let Ok(delta) = i64::try_from(delta) else {
             return Ok(Err(store::Error::Other(format!("a delta of {delta} is over {}", i64::MAX))));
         };
-        let id = self.bucket_id(&bucket)?;
-        let quota = self.storage.grant.quota;
         // This draft's numbers are unsigned: a key a draft2 guest made negative answers an
         // error and keeps its value, even for a guest that ignores the error.
-        let sum = async { self.storage.transaction()?.increment(&id, &key, delta, 0, &quota).await }.await;
+        let sum = self.increment_at_least(&bucket, &key, delta, 0).await?;
         Ok(sum.map(|sum| sum.unsigned_abs()).map_err(|e| to_draft(to_wit(e))))
     }
 }

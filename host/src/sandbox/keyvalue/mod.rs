@@ -103,6 +103,19 @@ impl SandboxState {
     fn bucket_id(&self, bucket: &Resource<KvBucket>) -> wasmtime::Result<BucketId> {
         Ok(self.table.get(bucket)?.id.clone())
     }
+
+    /// Both drafts' `increment`: the sum staged, or refused below `lowest`.
+    async fn increment_at_least(
+        &mut self,
+        bucket: &Resource<KvBucket>,
+        key: &str,
+        delta: i64,
+        lowest: i64,
+    ) -> wasmtime::Result<Result<i64, KvError>> {
+        let id = self.bucket_id(bucket)?;
+        let quota = self.storage.grant.quota;
+        Ok(async { self.storage.transaction()?.increment(&id, key, delta, lowest, &quota).await }.await)
+    }
 }
 
 impl store::Host for SandboxState {
@@ -159,11 +172,7 @@ impl store::HostBucket for SandboxState {
 
 impl atomics::Host for SandboxState {
     async fn increment(&mut self, bucket: Resource<KvBucket>, key: String, delta: i64) -> Answer<i64> {
-        let id = self.bucket_id(&bucket)?;
-        let quota = self.storage.grant.quota;
-        Ok(async { self.storage.transaction()?.increment(&id, &key, delta, i64::MIN, &quota).await }
-            .await
-            .map_err(to_wit))
+        Ok(self.increment_at_least(&bucket, &key, delta, i64::MIN).await?.map_err(to_wit))
     }
 
     async fn swap(&mut self, cas: Resource<KvCas>, value: Vec<u8>) -> wasmtime::Result<Result<(), atomics::CasError>> {
