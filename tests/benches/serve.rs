@@ -100,12 +100,14 @@ fn main() {
     );
 
     // Memory: three servers side by side, measured once loaded and again once their
-    // code went idle (the default `drop_idle_code_after`, plus a margin).
+    // code went idle (the default `drop_idle_code_after`, which the host checks every
+    // twelfth of, plus a margin).
     let servers: Vec<(usize, Server, ToolsDir)> =
         [1, 10, 100].into_iter().map(|count| start_with_components(&toolhost, count, cache.path())).collect();
     std::thread::sleep(Duration::from_secs(2));
     let loaded: Vec<Rss> = servers.iter().map(|(_, server, _)| read_rss(server.0.id())).collect();
-    std::thread::sleep(EngineSettings::default().drop_idle_code_after + Duration::from_secs(5));
+    let idle = EngineSettings::default().drop_idle_code_after;
+    std::thread::sleep(idle + idle / 12 + Duration::from_secs(3));
     for ((count, server, _), loaded) in servers.iter().zip(loaded) {
         let idle = read_rss(server.0.id());
         println!(

@@ -320,8 +320,10 @@ fn bench(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
     // The workspace selected, as the test suite selects it, so that the benchmarks and
     // the binary they start are built with the suite's features (nothing compiled twice).
+    // Built as CI and the image build it: the release profile's incremental
+    // setting, kept for quick local rebuilds, is no part of what ships.
     let mut command = cargo();
-    command.args(["bench", "--workspace"]);
+    command.env("CARGO_INCREMENTAL", "0").args(["bench", "--workspace"]);
     if !extra.iter().any(|arg| arg.starts_with("--bench")) {
         command.arg("--benches");
     }
