@@ -106,8 +106,8 @@ fn main() {
         [1, 10, 100].into_iter().map(|count| start_with_components(&toolhost, count, cache.path())).collect();
     std::thread::sleep(Duration::from_secs(2));
     let loaded: Vec<Rss> = servers.iter().map(|(_, server, _)| read_rss(server.0.id())).collect();
-    let idle = EngineSettings::default().drop_idle_code_after;
-    std::thread::sleep(idle + idle / 12 + Duration::from_secs(3));
+    let idle_after = EngineSettings::default().drop_idle_code_after;
+    std::thread::sleep(idle_after + idle_after / 12 + Duration::from_secs(3));
     for ((count, server, _), loaded) in servers.iter().zip(loaded) {
         let idle = read_rss(server.0.id());
         println!(
