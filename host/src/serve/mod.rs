@@ -10,6 +10,7 @@ pub mod definitions;
 mod http;
 pub mod limits;
 mod mcp;
+mod message;
 mod middleware;
 mod progress;
 mod sessions;

@@ -23,6 +23,8 @@ use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use crate::serve::message;
+
 /// The longest line accepted, in bytes.
 pub const MAX_LINE: usize = 16 << 20;
 
@@ -132,7 +134,7 @@ impl Transport<RoleServer> for JsonLines {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let error = match serde_json::from_slice::<ClientJsonRpcMessage>(&line) {
+            let error = match message::client_message(&line) {
                 Ok(message) => return Some(message),
                 Err(error) => error,
             };
