@@ -464,8 +464,8 @@ pub(crate) fn loads_between(previous: Option<&Snapshot>, next: &Snapshot) -> usi
     next.components.iter().filter_map(|slot| slot.loaded.as_ref()).filter(|c| !before.contains(&Arc::as_ptr(c))).count()
 }
 
-/// Drops the native code of the served components that no call used for `idle`, for as
-/// long as the host lives.
+/// Drops the native code and compiled schemas of the served components that no call
+/// used for `idle`, for as long as the host lives.
 fn drop_idle_code(snapshot: std::sync::Weak<ArcSwap<Snapshot>>, idle: Duration) {
     // Code leaves at most a twelfth of `idle` late: a look at every component's last
     // use is a few atomic loads, cheap even every few seconds.
@@ -481,11 +481,11 @@ fn drop_idle_code(snapshot: std::sync::Weak<ArcSwap<Snapshot>>, idle: Duration) 
                 .components
                 .iter()
                 .filter_map(|slot| slot.loaded.as_ref())
-                .filter(|component| component.resident.evict_if_idle(idle))
+                .filter(|component| component.drop_if_idle(idle))
                 .count();
             if dropped > 0 {
                 resident::return_freed_memory();
-                tracing::debug!(dropped, "native code of idle components dropped");
+                tracing::debug!(dropped, "code and compiled schemas of idle components dropped");
             }
         }
     });

@@ -1,6 +1,10 @@
-//! JSON Schemas of tools, compiled once at load and checked at the call boundary, and
-//! how a tool's input travels where a consumer passes arguments as one JSON object.
+//! JSON Schemas of tools, compiled at load (and again after an idle tool dropped them)
+//! and checked at the call boundary, and how a tool's input travels where a consumer
+//! passes arguments as one JSON object.
 
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 use serde_json::Value;
 
 use crate::error::Violation;
@@ -48,13 +52,15 @@ pub(crate) fn nesting_violation(input: &Value) -> Option<Violation> {
 }
 
 /// A tool's schema in both forms: the JSON the tool declared (for listing and export)
-/// and the compiled validator (for calls).
+/// and the compiled validator (for calls). The validator is the bulk of a schema's
+/// memory (kilobytes for a schema of a few lines), so a tool that goes idle may drop it
+/// ([`Schema::release`]); the next check compiles it again from the JSON.
 #[derive(Clone)]
 pub struct Schema {
     json: Value,
     /// Shared by copies of a tool's definition (a native tool's settings are set on
-    /// a copy).
-    validator: std::sync::Arc<jsonschema::Validator>,
+    /// a copy), so that a release reaches every copy.
+    validator: Arc<ArcSwapOption<jsonschema::Validator>>,
 }
 
 impl std::fmt::Debug for Schema {
@@ -70,17 +76,32 @@ impl Schema {
         if !json.is_object() && !json.is_boolean() {
             return Err("schema must be a JSON object or boolean".into());
         }
-        // A schema comes from the tool, and validation runs on the host, outside the
-        // guest's fuel and clock: `pattern`s use the linear-time `regex` engine, so no
-        // pattern can make the host backtrack for ever (no lookaround, no backreferences).
-        let validator = jsonschema::options()
-            .with_pattern_options(jsonschema::PatternOptions::regex())
-            .build(&json)
-            .map_err(|e| match error_location(&json, &e) {
-                Some(pointer) => format!("invalid JSON Schema at `{pointer}`: {e}"),
-                None => format!("invalid JSON Schema: {e}"),
-            })?;
-        Ok(Schema { json, validator: std::sync::Arc::new(validator) })
+        let validator = build_validator(&json).map_err(|e| match error_location(&json, &e) {
+            Some(pointer) => format!("invalid JSON Schema at `{pointer}`: {e}"),
+            None => format!("invalid JSON Schema: {e}"),
+        })?;
+        Ok(Schema { json, validator: Arc::new(ArcSwapOption::from_pointee(validator)) })
+    }
+
+    /// Parses and checks schema text as [`Schema::compile`] does, without keeping the
+    /// validator: the first [`Schema::check`] compiles it again. For the tools of a
+    /// component, most of which a host may never call.
+    pub fn verify(text: &str) -> Result<Schema, String> {
+        let schema = Schema::compile(text)?;
+        schema.release();
+        Ok(schema)
+    }
+
+    /// Drops the compiled validator, for a tool no call used for a while; the next
+    /// [`Schema::check`] compiles it again (tens of microseconds for a small schema).
+    pub fn release(&self) {
+        self.validator.store(None);
+    }
+
+    /// Whether the validator is compiled (not [released](Schema::release) since the
+    /// last check).
+    pub fn is_compiled(&self) -> bool {
+        self.validator.load().is_some()
     }
 
     /// The schema as the tool declared it.
@@ -95,17 +116,38 @@ impl Schema {
 
     /// Checks a value; the common, valid case costs one pass without building errors.
     pub fn check(&self, value: &Value) -> Result<(), Vec<Violation>> {
-        if self.validator.is_valid(value) {
+        let validator = match self.validator.load_full() {
+            Some(validator) => validator,
+            None => self.recompile()?,
+        };
+        if validator.is_valid(value) {
             return Ok(());
         }
-        let violations: Vec<Violation> = self
-            .validator
+        let violations: Vec<Violation> = validator
             .iter_errors(value)
             .take(MAX_VIOLATIONS)
             .map(|error| Violation { pointer: error.instance_path().to_string(), reason: error.to_string() })
             .collect();
         Err(violations)
     }
+
+    /// The validator again, after a release. The JSON compiled when the schema was
+    /// made, so this cannot fail unless the validator's library changed its mind; if it
+    /// does, the value is refused rather than let through unchecked.
+    fn recompile(&self) -> Result<Arc<jsonschema::Validator>, Vec<Violation>> {
+        let validator = build_validator(&self.json).map(Arc::new).map_err(|e| {
+            vec![Violation { pointer: String::new(), reason: format!("the schema no longer compiles: {e}") }]
+        })?;
+        self.validator.store(Some(validator.clone()));
+        Ok(validator)
+    }
+}
+
+/// A schema comes from the tool, and validation runs on the host, outside the guest's
+/// fuel and clock: `pattern`s use the linear-time `regex` engine, so no pattern can make
+/// the host backtrack for ever (no lookaround, no backreferences).
+fn build_validator(json: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options().with_pattern_options(jsonschema::PatternOptions::regex()).build(json)
 }
 
 /// Where in `schema` the compile error is, as a JSON pointer: a violation of the
@@ -195,6 +237,33 @@ mod tests {
         assert!(segments.iter().all(|segment| ["1", "a~1b"].contains(segment)), "{}", violation.pointer);
         let far_deeper = nesting_violation(&nested(1000)).expect("too deep");
         assert_eq!(far_deeper.pointer.matches('/').count(), MAX_INPUT_DEPTH);
+    }
+
+    #[test]
+    fn a_released_validator_is_compiled_again_by_the_next_check_of_any_copy() {
+        let schema =
+            Schema::compile(r#"{ "type": "object", "required": ["n"], "properties": { "n": { "type": "integer" } } }"#)
+                .expect("compiles");
+        let copy = schema.clone();
+        assert!(schema.is_compiled());
+        schema.release();
+        assert!(!schema.is_compiled() && !copy.is_compiled(), "a release reaches every copy");
+        let refused = copy.check(&json!({ "n": "one" })).expect_err("still checked after the release");
+        assert_eq!(refused[0].pointer, "/n");
+        assert!(schema.is_compiled(), "the check compiled it again, for every copy");
+        schema.release();
+        assert_eq!(schema.check(&json!({ "n": 1 })), Ok(()));
+        assert!(copy.is_compiled());
+    }
+
+    #[test]
+    fn a_verified_schema_is_checked_at_once_and_compiled_by_its_first_check() {
+        assert!(Schema::verify(r#"{ "type": "object", "pattern": "(" }"#).unwrap_err().contains("at `/pattern`"));
+        let text = r#"{ "type": "object", "required": ["n"] }"#;
+        let schema = Schema::verify(text).expect("a valid schema");
+        assert!(!schema.is_compiled());
+        assert!(schema.check(&json!({})).is_err());
+        assert!(schema.is_compiled());
     }
 
     #[test]

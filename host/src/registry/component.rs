@@ -76,6 +76,18 @@ impl LoadedComponent {
         Capabilities::of(&self.imports, &self.grants)
     }
 
+    /// Drops what the component rebuilds cheaply once no call used it for `idle`: its
+    /// tools' compiled schemas, and its native code when the compile cache holds it.
+    /// Says whether it dropped anything.
+    pub(crate) fn drop_if_idle(&self, idle: Duration) -> bool {
+        if !self.resident.idle_for(idle) {
+            return false;
+        }
+        let schemas = self.tools.iter().flat_map(|tool| [&tool.input_schema, &tool.output_schema]);
+        let released = schemas.filter(|schema| schema.is_compiled()).inspect(|schema| schema.release()).count();
+        self.resident.evict_if_idle(idle) || released > 0
+    }
+
     /// Whether its tools are plain exported functions.
     pub fn is_plain(&self) -> bool {
         matches!(self.contract, Contract::Plain { .. })

@@ -388,8 +388,10 @@ fn describe_tools(infos: Vec<contract::GuestToolInfo>) -> Result<Vec<ToolDef>, L
                 return Err(bad(format!("its {what} is {size} bytes; at most {max} are accepted")));
             }
         }
-        let input_schema = Schema::compile(&info.input_schema).map_err(|e| bad(format!("input schema: {e}")))?;
-        let output_schema = Schema::compile(&info.output_schema).map_err(|e| bad(format!("output schema: {e}")))?;
+        // Checked now, compiled for good by the tool's first call: a tool never called
+        // holds no validator.
+        let input_schema = Schema::verify(&info.input_schema).map_err(|e| bad(format!("input schema: {e}")))?;
+        let output_schema = Schema::verify(&info.output_schema).map_err(|e| bad(format!("output schema: {e}")))?;
         tools.push(ToolDef {
             name: info.name,
             description: info.description,

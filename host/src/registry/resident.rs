@@ -1,9 +1,10 @@
 //! A component's native code, resident while it is useful.
 //!
 //! Everything a listing or a policy needs of a component (its tools, schemas, limits,
-//! grants) stays loaded as long as it is served. Its native code, and what wasmtime
-//! keeps beside it to instantiate it, is the bulk of its memory, and can change under
-//! it:
+//! grants) stays loaded as long as it is served; only its schemas' compiled validators
+//! leave when it idles (`LoadedComponent::drop_if_idle`). Its native code, and what
+//! wasmtime keeps beside it to instantiate it, is the bulk of its memory, and can change
+//! under it:
 //!
 //! - **tiers**: code Winch compiled at load is replaced by Cranelift's as soon as the
 //!   background compile finishes ([`Resident::install`]);
@@ -150,14 +151,16 @@ impl Resident {
         drop(previous);
     }
 
+    /// Whether no call took the code for `idle`.
+    pub fn idle_for(&self, idle: Duration) -> bool {
+        let unused_for = now_ms().saturating_sub(self.last_used.load(Ordering::Relaxed));
+        u128::from(unused_for) >= idle.as_millis()
+    }
+
     /// Drops the resident code if the cache can give it back and no call took it for
     /// `idle`; says whether it did.
     pub fn evict_if_idle(&self, idle: Duration) -> bool {
-        if !self.restorable.load(Ordering::Relaxed) {
-            return false;
-        }
-        let unused_for = now_ms().saturating_sub(self.last_used.load(Ordering::Relaxed));
-        if u128::from(unused_for) < idle.as_millis() {
+        if !self.restorable.load(Ordering::Relaxed) || !self.idle_for(idle) {
             return false;
         }
         let evicted = self.current.lock().unwrap_or_else(|e| e.into_inner()).take();
