@@ -467,11 +467,8 @@ pub(crate) fn loads_between(previous: Option<&Snapshot>, next: &Snapshot) -> usi
 /// Drops the native code and compiled schemas of the served components that no call
 /// used for `idle`, for as long as the host lives.
 fn drop_idle_code(snapshot: std::sync::Weak<ArcSwap<Snapshot>>, idle: Duration) {
-    // Code leaves at most a twelfth of `idle` late: a look at every component's last
-    // use is a few atomic loads, cheap even every few seconds.
-    let period = (idle / 12).max(Duration::from_millis(250));
     tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(period);
+        let mut ticks = tokio::time::interval(idle_sweep_period(idle));
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;
@@ -489,6 +486,21 @@ fn drop_idle_code(snapshot: std::sync::Weak<ArcSwap<Snapshot>>, idle: Duration) 
             }
         }
     });
+}
+
+impl ToolHost {
+    /// How long what can be rebuilt cheaply stays in memory without use
+    /// ([`EngineSettings::drop_idle_code_after`]).
+    pub(crate) fn idle_after(&self) -> Duration {
+        self.core.settings.drop_idle_code_after
+    }
+}
+
+/// How often what may idle (components' code and schemas, a server's tool lists) is
+/// looked at: it leaves at most a twelfth of `idle` late, and a look is a few atomic
+/// loads per component, cheap even every few seconds.
+pub(crate) fn idle_sweep_period(idle: Duration) -> Duration {
+    (idle / 12).max(Duration::from_millis(250))
 }
 
 /// A native tool placed in the layer named `layer`, with the host's default limits.

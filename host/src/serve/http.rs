@@ -158,7 +158,7 @@ fn http_router(
     let stop = config.cancellation_token.clone();
     let sessions = BoundedSessions::new(limits);
     tokio::spawn(sessions.clone().close_idle(stop.child_token()));
-    let shared = Arc::new(Shared::new(host.clone(), caller, approval_key));
+    let shared = Shared::start(host.clone(), caller, approval_key);
     // One handler per session (and per stateless request): each session's handler
     // forwards registry changes to its own client.
     let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), sessions.clone(), config);

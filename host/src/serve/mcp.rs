@@ -15,14 +15,16 @@
 //! | registry change with tools changed | `notifications/tools/list_changed` |
 //!
 //! Each caller's tool list is built once per [`ToolHost::listing_version`] (registry
-//! snapshot, policy and session tool sets) and reused until one of them changes.
+//! snapshot, policy and session tool sets) and reused until one of them changes, or until
+//! no listing used it for the host's idle time (a list of 400 tools holds megabytes).
 //!
 //! Nothing here writes to stdout: in stdio mode stdout carries only protocol messages
 //! (guests' stdout is captured by the sandbox, the host logs to stderr).
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
@@ -57,7 +59,7 @@ const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// goes away). Logs go to stderr; nothing else is written to stdout.
 pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     let approval_key = ApprovalKey::random().map_err(|e| anyhow::anyhow!("no randomness for the approval key: {e}"))?;
-    let server = McpServer::new(Arc::new(Shared::new(host, caller, approval_key)));
+    let server = McpServer::new(Shared::start(host, caller, approval_key));
     let running = match server.serve(JsonLines::stdio()).await {
         Ok(running) => running,
         // stdin closed before the client said anything: nothing to serve.
@@ -83,6 +85,8 @@ pub(super) struct Shared {
 struct ToolList {
     version: ListingVersion,
     tools: Arc<Vec<Tool>>,
+    /// When a listing last used it.
+    used: Instant,
 }
 
 /// Callers whose lists are kept; past this the cache starts over (sessions end without
@@ -90,8 +94,13 @@ struct ToolList {
 const LISTS_KEPT: usize = 1024;
 
 impl Shared {
-    pub(super) fn new(host: ToolHost, caller: Caller, approval_key: ApprovalKey) -> Self {
-        Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key }
+    /// The shared state of a server, whose unused tool lists leave memory for as long
+    /// as it lives.
+    pub(super) fn start(host: ToolHost, caller: Caller, approval_key: ApprovalKey) -> Arc<Self> {
+        let idle = host.idle_after();
+        let shared = Arc::new(Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key });
+        tokio::spawn(drop_idle_lists(Arc::downgrade(&shared), idle));
+        shared
     }
 
     /// Who makes a request: the agent its bearer token stands for (else the server's
@@ -113,9 +122,10 @@ impl Shared {
     fn tools(&self, caller: &Caller) -> Arc<Vec<Tool>> {
         loop {
             let version = self.host.listing_version();
-            if let Some(cached) = self.lists().get(caller)
+            if let Some(cached) = self.lists().get_mut(caller)
                 && cached.version == version
             {
+                cached.used = Instant::now();
                 return cached.tools.clone();
             }
             let tools: Vec<Tool> = self.host.list(caller).iter().filter_map(mcp_tool).collect();
@@ -129,7 +139,7 @@ impl Shared {
             if lists.len() >= LISTS_KEPT {
                 lists.clear();
             }
-            lists.insert(caller.clone(), ToolList { version, tools: tools.clone() });
+            lists.insert(caller.clone(), ToolList { version, tools: tools.clone(), used: Instant::now() });
             return tools;
         }
     }
@@ -177,6 +187,25 @@ fn mcp_tool(description: &ToolDescription) -> Option<Tool> {
     serde_json::from_value(definition)
         .inspect_err(|e| tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}"))
         .ok()
+}
+
+/// Drops the tool lists no listing used for `idle`, until the server is gone.
+async fn drop_idle_lists(shared: Weak<Shared>, idle: Duration) {
+    let mut ticks = tokio::time::interval(crate::host::idle_sweep_period(idle));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(shared) = shared.upgrade() else { return };
+        let mut lists = shared.lists();
+        let kept = lists.len();
+        lists.retain(|_, list| list.used.elapsed() < idle);
+        let dropped = kept - lists.len();
+        drop(lists);
+        if dropped > 0 {
+            crate::registry::resident::return_freed_memory();
+            tracing::debug!(dropped, "tool lists no listing used dropped");
+        }
+    }
 }
 
 /// The protocol error for a name that resolves to no tool (MCP: invalid params).
@@ -383,6 +412,33 @@ async fn forward_changes<Stop, Notify, Sent>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_tool_list_no_listing_used_for_the_idle_time_leaves_memory() {
+        let tools = tempfile::tempdir().unwrap();
+        let idle = Duration::from_millis(300);
+        let host = ToolHost::builder()
+            .root(tools.path())
+            .engine_settings(crate::EngineSettings { drop_idle_code_after: idle, ..crate::EngineSettings::default() })
+            .build()
+            .await
+            .unwrap();
+        let shared = Shared::start(host, Caller::local(), ApprovalKey::random().unwrap());
+        let planner = Caller::new("planner");
+        shared.tools(&Caller::local());
+        shared.tools(&planner);
+        assert_eq!(shared.lists().len(), 2);
+        // Listed again and again, the planner's list stays; the other one leaves.
+        let started = Instant::now();
+        while shared.lists().len() == 2 {
+            assert!(started.elapsed() < Duration::from_secs(10), "an unused list was never dropped");
+            shared.tools(&planner);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let lists = shared.lists().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(lists, vec![planner.clone()]);
+        assert!(started.elapsed() >= idle / 2, "dropped after {:?}, before it was idle", started.elapsed());
+    }
 
     #[test]
     fn unknown_tools_name_their_close_matches_in_mcp_form() {
