@@ -471,6 +471,12 @@ async fn idle_code_leaves_memory_and_the_next_call_maps_it_again() {
         assert!(started.elapsed() < Duration::from_secs(10), "idle code was never dropped");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // Nothing keeps the dropped code mapped: no instance slot, warm or waiting to be
+    // decommitted, holds its memory image (which holds the whole compiled module).
+    let cache_files = format!("{}/", cache.path().display());
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mapped: Vec<&str> = maps.lines().filter(|line| line.contains(&cache_files)).collect();
+    assert!(mapped.is_empty(), "the dropped code is still mapped: {mapped:#?}");
     // The compiled schemas left with the code; the boundary still checks both ways.
     let add = host.snapshot().tools["math/add"].def().clone();
     assert!(!add.input_schema.is_compiled() && !add.output_schema.is_compiled());
