@@ -1,6 +1,6 @@
-//! JSON Schemas of tools, compiled at load (and again after an idle tool dropped them)
-//! and checked at the call boundary, and how a tool's input travels where a consumer
-//! passes arguments as one JSON object.
+//! JSON Schemas of tools, checked when a tool is loaded or registered, compiled for the
+//! call boundary (again after an idle tool dropped the validator), and how a tool's input
+//! travels where a consumer passes arguments as one JSON object.
 
 use std::sync::Arc;
 
@@ -93,7 +93,7 @@ impl Schema {
     }
 
     /// Drops the compiled validator, for a tool no call used for a while; the next
-    /// [`Schema::check`] compiles it again (tens of microseconds for a small schema).
+    /// [`Schema::check`] compiles it again (a few microseconds for a small schema).
     pub fn release(&self) {
         self.validator.store(None);
     }
