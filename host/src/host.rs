@@ -467,24 +467,10 @@ pub(crate) fn loads_between(previous: Option<&Snapshot>, next: &Snapshot) -> usi
 /// Drops the native code and compiled schemas of the served components that no call
 /// used for `idle`, for as long as the host lives.
 fn drop_idle_code(snapshot: std::sync::Weak<ArcSwap<Snapshot>>, idle: Duration) {
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(idle_sweep_period(idle));
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticks.tick().await;
-            let Some(snapshot) = snapshot.upgrade() else { return };
-            let dropped = snapshot
-                .load()
-                .components
-                .iter()
-                .filter_map(|slot| slot.loaded.as_ref())
-                .filter(|component| component.drop_if_idle(idle))
-                .count();
-            if dropped > 0 {
-                resident::return_freed_memory();
-                tracing::debug!(dropped, "code and compiled schemas of idle components dropped");
-            }
-        }
+    sweep_idle(snapshot, idle, "code and compiled schemas of idle components", move |snapshot| {
+        let snapshot = snapshot.load();
+        let components = snapshot.components.iter().filter_map(|slot| slot.loaded.as_ref());
+        components.filter(|component| component.drop_if_idle(idle)).count()
     });
 }
 
@@ -496,11 +482,29 @@ impl ToolHost {
     }
 }
 
-/// How often what may idle (components' code and schemas, a server's tool lists) is
-/// looked at: it leaves at most a twelfth of `idle` late, and a look is a few atomic
-/// loads per component, cheap even every few seconds.
-pub(crate) fn idle_sweep_period(idle: Duration) -> Duration {
-    (idle / 12).max(Duration::from_millis(250))
+/// Runs `sweep` over what `owner` holds for as long as it lives, every twelfth of
+/// `idle` (so what idles leaves at most that late; a look is a few atomic loads per
+/// item, cheap even every few seconds). When a sweep drops anything (`sweep` returns how
+/// many), the heap it freed goes back to the OS.
+pub(crate) fn sweep_idle<T: Send + Sync + 'static>(
+    owner: std::sync::Weak<T>,
+    idle: Duration,
+    what: &'static str,
+    sweep: impl Fn(&T) -> usize + Send + 'static,
+) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval((idle / 12).max(Duration::from_millis(250)));
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let Some(owner) = owner.upgrade() else { return };
+            let dropped = sweep(&owner);
+            if dropped > 0 {
+                resident::return_freed_memory();
+                tracing::debug!(dropped, what, "idle memory dropped");
+            }
+        }
+    });
 }
 
 /// A native tool placed in the layer named `layer`, with the host's default limits.

@@ -23,8 +23,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
@@ -99,7 +99,12 @@ impl Shared {
     pub(super) fn start(host: ToolHost, caller: Caller, approval_key: ApprovalKey) -> Arc<Self> {
         let idle = host.idle_after();
         let shared = Arc::new(Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key });
-        tokio::spawn(drop_idle_lists(Arc::downgrade(&shared), idle));
+        crate::host::sweep_idle(Arc::downgrade(&shared), idle, "tool lists no listing used", move |shared| {
+            let mut lists = shared.lists();
+            let kept = lists.len();
+            lists.retain(|_, list| list.used.elapsed() < idle);
+            kept - lists.len()
+        });
         shared
     }
 
@@ -187,25 +192,6 @@ fn mcp_tool(description: &ToolDescription) -> Option<Tool> {
     serde_json::from_value(definition)
         .inspect_err(|e| tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}"))
         .ok()
-}
-
-/// Drops the tool lists no listing used for `idle`, until the server is gone.
-async fn drop_idle_lists(shared: Weak<Shared>, idle: Duration) {
-    let mut ticks = tokio::time::interval(crate::host::idle_sweep_period(idle));
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let Some(shared) = shared.upgrade() else { return };
-        let mut lists = shared.lists();
-        let kept = lists.len();
-        lists.retain(|_, list| list.used.elapsed() < idle);
-        let dropped = kept - lists.len();
-        drop(lists);
-        if dropped > 0 {
-            crate::registry::resident::return_freed_memory();
-            tracing::debug!(dropped, "tool lists no listing used dropped");
-        }
-    }
 }
 
 /// The protocol error for a name that resolves to no tool (MCP: invalid params).
@@ -412,6 +398,7 @@ async fn forward_changes<Stop, Notify, Sent>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn a_tool_list_no_listing_used_for_the_idle_time_leaves_memory() {
