@@ -51,13 +51,18 @@ pub(crate) fn nesting_violation(input: &Value) -> Option<Violation> {
     Some(Violation { pointer, reason: too_deep_reason() })
 }
 
-/// A tool's schema in both forms: the JSON the tool declared (for listing and export)
-/// and the compiled validator (for calls). The validator is the bulk of a schema's
-/// memory (kilobytes for a schema of a few lines), so a tool that goes idle may drop it
-/// ([`Schema::release`]); the next check compiles it again from the JSON.
+/// A tool's schema in both forms: the JSON the tool declared (for listing and export),
+/// kept as compact text, and the compiled validator (for calls). Parsed JSON takes
+/// several times the memory of its text, and a validator kilobytes for a schema of a few
+/// lines, so a host of hundreds of tools keeps neither for a tool it is not calling: a
+/// listing parses the text, and a tool that goes idle drops its validator
+/// ([`Schema::release`]), which the next check compiles again.
 #[derive(Clone)]
 pub struct Schema {
-    json: Value,
+    /// Compact JSON, written by `serde_json` from the value it parsed, so it parses again.
+    text: Arc<str>,
+    /// Decided when the schema is made: a call under an exported name needs it.
+    shape: ArgumentShape,
     /// Shared by copies of a tool's definition (a native tool's settings are set on
     /// a copy), so that a release reaches every copy.
     validator: Arc<ArcSwapOption<jsonschema::Validator>>,
@@ -65,7 +70,7 @@ pub struct Schema {
 
 impl std::fmt::Debug for Schema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Schema").field("json", &self.json).finish_non_exhaustive()
+        f.debug_struct("Schema").field("json", &self.text).finish_non_exhaustive()
     }
 }
 
@@ -80,7 +85,11 @@ impl Schema {
             Some(pointer) => format!("invalid JSON Schema at `{pointer}`: {e}"),
             None => format!("invalid JSON Schema: {e}"),
         })?;
-        Ok(Schema { json, validator: Arc::new(ArcSwapOption::from_pointee(validator)) })
+        Ok(Schema {
+            text: json.to_string().into(),
+            shape: argument_shape(&json),
+            validator: Arc::new(ArcSwapOption::from_pointee(validator)),
+        })
     }
 
     /// Parses and checks schema text as [`Schema::compile`] does, without keeping the
@@ -104,14 +113,17 @@ impl Schema {
         self.validator.load().is_some()
     }
 
-    /// The schema as the tool declared it.
-    pub fn json(&self) -> &Value {
-        &self.json
+    /// The schema as the tool declared it, parsed from the kept text (a microsecond or
+    /// two for a small schema). The text is `serde_json`'s own writing of a value it
+    /// parsed (floats round-trip), so this cannot fail; if it ever did, the schema would
+    /// read as `false`, which refuses every value rather than let one through.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Bool(false))
     }
 
     /// How an input of this schema travels as function-call arguments.
     pub fn argument_shape(&self) -> ArgumentShape {
-        argument_shape(&self.json)
+        self.shape
     }
 
     /// Checks a value; the common, valid case costs one pass without building errors.
@@ -135,7 +147,7 @@ impl Schema {
     /// made, so this cannot fail unless the validator's library changed its mind; if it
     /// does, the value is refused rather than let through unchecked.
     fn recompile(&self) -> Result<Arc<jsonschema::Validator>, Vec<Violation>> {
-        let validator = build_validator(&self.json).map(Arc::new).map_err(|e| {
+        let validator = build_validator(&self.json()).map(Arc::new).map_err(|e| {
             vec![Violation { pointer: String::new(), reason: format!("the schema no longer compiles: {e}") }]
         })?;
         self.validator.store(Some(validator.clone()));
@@ -264,6 +276,21 @@ mod tests {
         assert!(!schema.is_compiled());
         assert!(schema.check(&json!({})).is_err());
         assert!(schema.is_compiled());
+    }
+
+    #[test]
+    fn the_declared_json_comes_back_from_the_kept_text() {
+        let declared = json!({
+            "type": "object",
+            "description": "quotes \" and \\ and \u{7} and ünïcödé",
+            "properties": { "x": { "type": "number", "minimum": -1.7976931348623157e308, "multipleOf": 0.1 } },
+            "examples": [18446744073709551615u64, -9223372036854775808i64, 5e-324],
+            "$defs": { "deep": nested(40) },
+        });
+        let schema = Schema::verify(&serde_json::to_string_pretty(&declared).unwrap()).expect("a valid schema");
+        assert_eq!(schema.json(), declared);
+        assert_eq!(schema.argument_shape(), ArgumentShape::Object);
+        assert_eq!(Schema::verify(r#"{"type":"string"}"#).unwrap().argument_shape(), ArgumentShape::Wrapped);
     }
 
     #[test]

@@ -52,8 +52,8 @@ impl ToolDescription {
         ToolDescription {
             name: entry.full_name.clone(),
             description: def.description.clone(),
-            input_schema: def.input_schema.json().clone(),
-            output_schema: def.output_schema.json().clone(),
+            input_schema: def.input_schema.json(),
+            output_schema: def.output_schema.json(),
             requires_approval: def.policy.requires_approval,
             risk: def.policy.risk,
             hints: def.policy.hints,
