@@ -66,12 +66,19 @@ pub(crate) struct Core {
     /// Compiles at once: one per core, since compiling is CPU-bound and more at once
     /// only multiplies the memory held by half-built components.
     pub compile_slots: tokio::sync::Semaphore,
+    /// How many compile slots there are.
+    pub compile_slot_count: usize,
 }
 
 impl Core {
     /// Whether the components of `namespace` are discovered and loaded.
     pub fn serves_namespace(&self, namespace: &str) -> bool {
         self.namespaces.as_ref().is_none_or(|only| only.iter().any(|wanted| wanted == namespace))
+    }
+
+    /// Whether a load is compiling now: the background compile waits for spare cores.
+    pub fn loads_compiling(&self) -> bool {
+        !self.compile_slots.is_closed() && self.compile_slots.available_permits() < self.compile_slot_count
     }
 
     pub fn loader(self: &Arc<Self>) -> Loader<'_> {
@@ -128,6 +135,7 @@ impl Core {
         let cache = open_cache(caches.compile, &optimized.engine);
         let precompiled = caches.precompiled.and_then(|dir| open_precompiled(&dir, &optimized.engine));
         let tiering = settings.tiering;
+        let compile_slot_count = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16);
         Ok(Arc::new_cyclic(|core| Core {
             optimizer: (tiering == Tiering::Tiered).then(|| Optimizer::start(core.clone(), settings.clone())).and_then(
                 |started| {
@@ -148,9 +156,8 @@ impl Core {
             namespaces,
             signing_keys,
             pins: ArcSwap::default(),
-            compile_slots: tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16),
-            ),
+            compile_slots: tokio::sync::Semaphore::new(compile_slot_count),
+            compile_slot_count,
         }))
     }
 }

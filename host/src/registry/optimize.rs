@@ -3,7 +3,9 @@
 //! A component the compile cache did not hold answers its first calls with Winch's code.
 //! Each such component is queued here; one thread, at a lower scheduling priority than
 //! the threads serving calls, compiles it with Cranelift (single-threaded, so it takes
-//! a spare core, not every core) in an engine of its own that has no instance pool,
+//! a spare core, not every core), once no load is compiling (a core busy with a baseline
+//! compile is not spare: that compile makes a component callable), in an engine of its
+//! own that has no instance pool,
 //! writes the code to the compile cache, and installs it as the component's code in
 //! the host's optimizing engine. Calls that started on the baseline code finish on it; the
 //! next ones get the optimized code. A failure only leaves the baseline code serving.
@@ -11,6 +13,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -67,8 +70,22 @@ fn work(core: &Weak<Core>, settings: &EngineSettings, queue: &Receiver<Job>, pen
     // Made for the first job: a host whose cache holds everything never needs it.
     let mut compiler = None;
     while let Ok(job) = queue.recv() {
+        wait_while_loads_compile(core);
         optimize(core, settings, &mut compiler, &job);
         pending.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How often the background compile looks whether loads still compile.
+const LOADS_POLL: Duration = Duration::from_millis(10);
+
+/// Returns once no load holds a compile slot, or the host is gone. Many components
+/// loading from a cold cache are callable sooner this way: the background compile took
+/// a fifth of the CPU they had, despite its lower priority. The host is not held while
+/// waiting, so a host dropped meanwhile frees its engines at once.
+fn wait_while_loads_compile(core: &Weak<Core>) {
+    while core.upgrade().is_some_and(|host| host.loads_compiling()) {
+        std::thread::sleep(LOADS_POLL);
     }
 }
 
@@ -227,6 +244,42 @@ mod tests {
             freed_after * 4 < compile,
             "the engines were freed {freed_after:?} after the host was dropped; the compile takes {compile:?}"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_background_compile_waits_while_a_load_compiles() {
+        let tools = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tools.path().join("slow")).unwrap();
+        let bytes = slow_to_optimize(2, 20);
+        std::fs::write(tools.path().join("slow/small.wasm"), &bytes).unwrap();
+        let host = ToolHost::builder()
+            .root(tools.path())
+            .engine_settings(EngineSettings { tiering: crate::Tiering::Tiered, ..EngineSettings::default() })
+            .compile_cache(CacheSetting::Disabled)
+            .build()
+            .await
+            .unwrap();
+        let optimizer = host.core.optimizer.as_ref().expect("a tiered host optimizes");
+        let until_optimized = |limit: Duration| async move {
+            let started = Instant::now();
+            while optimizer.pending() > 0 && started.elapsed() < limit {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            optimizer.pending() == 0
+        };
+        assert!(until_optimized(Duration::from_secs(60)).await, "the first background compile finished");
+
+        // A load compiling in every slot: the component queued again waits for it.
+        let slots = host.core.compile_slots.acquire_many(host.core.compile_slot_count as u32).await.unwrap();
+        assert!(host.core.loads_compiling());
+        let component = host.snapshot().components[0].loaded.clone().expect("loaded");
+        optimizer.enqueue(&component, Upgrade { bytes: bytes.into() });
+        assert!(!until_optimized(Duration::from_millis(500)).await, "compiled while every core compiled a load");
+        drop(slots);
+        assert!(!host.core.loads_compiling());
+        assert!(until_optimized(Duration::from_secs(60)).await, "compiled once the loads were done");
+        assert_eq!(component.resident.tier(), Some(crate::Tier::Optimized));
+        assert!(host.call("slow/spin", json!({})).await.is_ok());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
