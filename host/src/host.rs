@@ -78,7 +78,7 @@ impl Core {
 
     /// Whether a load is compiling now: the background compile waits for spare cores.
     pub fn loads_compiling(&self) -> bool {
-        !self.compile_slots.is_closed() && self.compile_slots.available_permits() < self.compile_slot_count
+        self.compile_slots.available_permits() < self.compile_slot_count
     }
 
     pub fn loader(self: &Arc<Self>) -> Loader<'_> {
