@@ -8,6 +8,8 @@
 //! - `http`: `toolhost serve --http` with an ordinary keep-alive client (one request per
 //!   write, the OS's default socket options, so delayed ACKs): sequential p50/p99, and
 //!   calls/s with 8 sessions calling at once;
+//! - the CPU time each server spent per sequential call, which moves far less than the
+//!   round trip between quiet and busy minutes;
 //! - `idle RSS`: the server's resident memory after it loaded and listed 1, 10 and 100
 //!   distinct components from a warm compile cache, and again once it was idle long
 //!   enough for their code to leave memory.
@@ -49,14 +51,17 @@ fn main() {
     let mut stdio_command = Command::new(&toolhost);
     stdio_command.args(["--cache-dir"]).arg(cache.path()).arg("serve").arg(tools.path());
     let mut stdio = StdioSession::start(stdio_command);
-    let (_server, address) = start_http(&toolhost, tools.path(), cache.path());
+    let (http_server, address) = start_http(&toolhost, tools.path(), cache.path());
     let mut http = HttpSession::start(&address, "/mcp", None);
 
     // Sequential latency, the three servers taking turns in rounds so that all of them
     // meet the same machine (CPU frequency, other load).
     let mut samples: [Vec<Duration>; 3] = Default::default();
+    let pids = [floor.pid(), stdio.pid(), http_server.0.id()];
+    let mut cpu = [Duration::ZERO; 3];
     for round in 0..=ROUNDS {
         for (target, samples) in samples.iter_mut().enumerate() {
+            let cpu_before = cpu_time(pids[target]);
             for _ in 0..CALLS_PER_ROUND {
                 let started = Instant::now();
                 let response = match target {
@@ -71,8 +76,12 @@ fn main() {
                     samples.push(elapsed);
                 }
             }
+            if round > 0 {
+                cpu[target] += cpu_time(pids[target]).saturating_sub(cpu_before);
+            }
         }
     }
+    let cpu_per_call = cpu.map(|total| total / (ROUNDS * CALLS_PER_ROUND) as u32);
     // Throughput, in turns as well.
     let mut rates: [Vec<f64>; 3] = Default::default();
     let pipelined = |session: &mut StdioSession| {
@@ -97,6 +106,17 @@ fn main() {
         "serve/{:<44} p50 {:.2}x the stdio floor",
         "http: toolhost / stdio floor",
         http.p50.as_secs_f64() / floor.p50.as_secs_f64()
+    );
+    // The server's own CPU per sequential call: on a VM the round trip's wall time
+    // moves by several times with the wake-ups between CPUs, the work far less.
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "serve/{:<44} floor {:.1} µs, stdio {:.1} µs ({:.2}x), http {:.1} µs",
+        "server CPU per sequential call",
+        micros(cpu_per_call[0]),
+        micros(cpu_per_call[1]),
+        cpu_per_call[1].as_secs_f64() / cpu_per_call[0].as_secs_f64(),
+        micros(cpu_per_call[2]),
     );
 
     // Memory: three servers side by side, measured once loaded and again once their
@@ -234,6 +254,17 @@ fn start_with_components(toolhost: &Path, count: usize, cache: &Path) -> (usize,
     let listed = session.post(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
     assert_eq!(listed.status, 200);
     (count, server, tools)
+}
+
+/// The CPU time process `pid` has used so far, in all its threads that still run
+/// (`/proc/PID/task/*/schedstat`, in nanoseconds; a thread that ends takes its time away).
+fn cpu_time(pid: u32) -> Duration {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("read /proc/PID/task");
+    let nanos: u64 = tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 fn read_rss(pid: u32) -> Rss {
