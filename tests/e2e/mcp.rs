@@ -314,6 +314,43 @@ fn the_stdio_server_exits_when_stdin_closes() {
     }
 }
 
+/// A call still running when the client closes stdin gets its answer before the server
+/// exits: calls run outside the SDK's service loop get the same grace as its handlers.
+#[test]
+fn a_call_in_flight_when_stdin_closes_still_gets_its_answer() {
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    tools.manifest("hostile", "hostile", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"60s\"\n");
+    let mut server = StdioServer::start(&tools);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "0" } },
+    }));
+    assert_eq!(server.receive()["id"], 1);
+    server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    // Long enough to outlast its first epoch tick (it goes on on a task of its own),
+    // short enough to end well within the grace.
+    let iterations: u64 = 100_000_000;
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "hostile.busy", "arguments": { "iterations": iterations } },
+    }));
+    drop(server.stdin.take());
+    let answer = loop {
+        let message = server.receive();
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["structuredContent"], json!({ "sum": iterations * (iterations - 1) / 2 }), "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "toolhost serve still runs 30 s after stdin closed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// `toolhost serve --http` on a picked port; stops when dropped.
 struct HttpServer {
     child: Child,

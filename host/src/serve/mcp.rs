@@ -47,7 +47,7 @@ use crate::serve::auth::Authenticated;
 use crate::serve::definitions::{self, ExportFormat};
 use crate::serve::middleware::{Disconnect, SESSION_HEADER};
 use crate::serve::progress::ProgressRelay;
-use crate::serve::stdio::JsonLines;
+use crate::serve::stdio::{InlineCalls, JsonLines};
 use crate::{CallOptions, ToolHost};
 use crate::{ListingVersion, ToolDescription};
 
@@ -59,13 +59,18 @@ const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// goes away). Logs go to stderr; nothing else is written to stdout.
 pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     let approval_key = ApprovalKey::random().map_err(|e| anyhow::anyhow!("no randomness for the approval key: {e}"))?;
-    let server = McpServer::new(Shared::start(host, caller, approval_key));
-    let running = match server.serve(JsonLines::stdio()).await {
+    let shared = Shared::start(host, caller, approval_key);
+    let transport = JsonLines::stdio();
+    let inline = transport.inline_calls();
+    let running = match McpServer::new(shared.clone()).serve(transport).await {
         Ok(running) => running,
         // stdin closed before the client said anything: nothing to serve.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(anyhow::anyhow!("MCP session did not start: {e}")),
     };
+    // Initialized: from here the transport runs tools/call itself, with a handler of
+    // the same shared state (a call uses nothing of the session's own handler).
+    let _ = inline.set(InlineCalls { handler: Arc::new(McpServer::new(shared)), peer: running.peer().clone() });
     let reason = running.waiting().await?;
     tracing::debug!(?reason, "MCP stdio session ended");
     Ok(())

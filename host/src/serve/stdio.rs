@@ -12,21 +12,44 @@
 //! error (`-32700`, `id: null`) and the server keeps serving, as the specification asks;
 //! JSON that is not a JSON-RPC message gets `-32600` with its id; a line longer than
 //! [`MAX_LINE`] is refused the same way without being held in memory.
+//!
+//! Once the session is initialized, a `tools/call` does not go through the SDK's service
+//! loop: the SDK runs every request as a chain of tasks (the loop, a handler, the loop, a
+//! send), and past three in a row tokio wakes the other worker, so each call cost two
+//! cross-core wake-ups. Here the task that read the request runs it, through the same
+//! handler, until it first waits, and answers at once when it does not
+//! ([`InlineCalls`]); a call that waits (a guest past its first epoch tick, an approval,
+//! I/O) goes on on its own task, and so does a call with more requests read behind it,
+//! so that a client that sends without waiting keeps both cores busy. `notifications/cancelled` stops such a call and its
+//! answer is not sent, as the SDK does; at the end of input, calls still running get the
+//! SDK's grace to answer before they are stopped.
 
+use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
+use std::time::Duration;
 
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::RoleServer;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, Extensions, GetExtensions, GetMeta, JsonRpcMessage,
+    JsonRpcNotification, JsonRpcRequest, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer, Service};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
 
+use crate::serve::mcp::McpServer;
 use crate::serve::message;
 
 /// The longest line accepted, in bytes.
 pub const MAX_LINE: usize = 16 << 20;
+
+/// How long calls still running at the end of input may take to answer: the SDK's grace
+/// for its own handlers.
+const CLOSING_GRACE: Duration = Duration::from_secs(5);
 
 type Reader = BufReader<Pin<Box<dyn AsyncRead + Send>>>;
 type Writer = Arc<tokio::sync::Mutex<Pin<Box<dyn AsyncWrite + Send>>>>;
@@ -40,6 +63,97 @@ pub(super) struct JsonLines {
     line: Vec<u8>,
     /// The current line is over [`MAX_LINE`]: its rest is skipped.
     overlong: bool,
+    /// Set once the session is initialized; until then every message goes to the SDK.
+    inline: Arc<OnceLock<InlineCalls>>,
+    calls: Arc<CallsInFlight>,
+}
+
+/// What a `tools/call` needs to run outside the SDK's service loop: the session's
+/// handler, and its peer (for approvals asked of the client, and progress).
+pub(super) struct InlineCalls {
+    pub handler: Arc<McpServer>,
+    pub peer: Peer<RoleServer>,
+}
+
+/// The inline calls not yet answered, by request id: what `notifications/cancelled`
+/// and the end of input stop.
+#[derive(Default)]
+struct CallsInFlight {
+    running: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Stops every call at the end of the session.
+    closing: CancellationToken,
+    /// Told when a call ends.
+    ended: tokio::sync::Notify,
+}
+
+impl CallsInFlight {
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn start(&self, id: &RequestId) -> CancellationToken {
+        let cancel = self.closing.child_token();
+        self.running().insert(id.clone(), cancel.clone());
+        cancel
+    }
+
+    fn end(&self, id: &RequestId) {
+        self.running().remove(id);
+        self.ended.notify_waiters();
+    }
+
+    fn cancel(&self, id: &RequestId) {
+        if let Some(cancel) = self.running().remove(id) {
+            cancel.cancel();
+        }
+    }
+
+    /// Waits up to `grace` for the calls running to end, then stops the rest.
+    async fn close(&self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, async {
+            loop {
+                let ended = self.ended.notified();
+                tokio::pin!(ended);
+                ended.as_mut().enable();
+                if self.running().is_empty() {
+                    return;
+                }
+                ended.await;
+            }
+        })
+        .await;
+        self.closing.cancel();
+    }
+}
+
+/// A call in [`CallsInFlight`] until this is dropped: when it is answered, or panics,
+/// or the runtime drops it.
+struct Running {
+    calls: Arc<CallsInFlight>,
+    id: RequestId,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.calls.end(&self.id);
+    }
+}
+
+/// Runs `work` on the current task until it first waits, and on a task of its own from
+/// then on. Returns without waiting, so a caller that may be cancelled at its next
+/// `.await` loses nothing. A panic ends only the work, as it would on its own task.
+async fn run_here_first(mut work: CallWork) {
+    let first = std::future::poll_fn(|context| {
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.as_mut().poll(context)));
+        Poll::Ready(polled)
+    });
+    match first.await {
+        Ok(Poll::Ready(())) => {}
+        Ok(Poll::Pending) => {
+            tokio::spawn(work);
+        }
+        Err(_) => tracing::error!("a tools/call panicked; it gets no answer"),
+    }
 }
 
 impl JsonLines {
@@ -55,7 +169,79 @@ impl JsonLines {
             writer: Arc::new(tokio::sync::Mutex::new(writer)),
             line: Vec::new(),
             overlong: false,
+            inline: Arc::new(OnceLock::new()),
+            calls: Arc::new(CallsInFlight::default()),
         }
+    }
+
+    /// Where the server puts the session's handler and peer once it is initialized;
+    /// from then on this transport runs `tools/call` itself.
+    pub fn inline_calls(&self) -> Arc<OnceLock<InlineCalls>> {
+        self.inline.clone()
+    }
+
+    /// Whether the SDK handles `message` or this transport runs it.
+    fn route(&self, message: ClientJsonRpcMessage) -> Route {
+        let Some(inline) = self.inline.get() else {
+            return Route::Sdk(Box::new(message));
+        };
+        match message {
+            JsonRpcMessage::Request(JsonRpcRequest {
+                id,
+                request: request @ ClientRequest::CallToolRequest(_),
+                ..
+            }) => Route::Here(self.call(inline, id, request)),
+            JsonRpcMessage::Notification(JsonRpcNotification {
+                notification: ClientNotification::CancelledNotification(ref cancelled),
+                ..
+            }) => {
+                if let Some(id) = &cancelled.params.request_id {
+                    self.calls.cancel(id);
+                }
+                // The SDK's own requests are cancelled by it.
+                Route::Sdk(Box::new(message))
+            }
+            message => Route::Sdk(Box::new(message)),
+        }
+    }
+
+    /// A `tools/call` run as the SDK runs a request (its handler, a context of the same
+    /// parts), answered on this transport.
+    fn call(&self, inline: &InlineCalls, id: RequestId, mut request: ClientRequest) -> CallWork {
+        let cancel = self.calls.start(&id);
+        let mut meta = RequestMetaObject::new();
+        let mut extensions = Extensions::new();
+        // The meta first: it lives among the extensions.
+        std::mem::swap(&mut meta, request.get_meta_mut());
+        std::mem::swap(&mut extensions, request.extensions_mut());
+        let mut context = RequestContext::new(id.clone(), inline.peer.clone());
+        context.ct = cancel.clone();
+        context.meta = meta;
+        context.extensions = extensions;
+        let handler = inline.handler.clone();
+        let running = Running { calls: self.calls.clone(), id: id.clone() };
+        let writer = self.writer.clone();
+        Box::pin(async move {
+            // In flight until its answer is written: the end of input waits for that.
+            let _running = running;
+            let result = handler.handle_request(request, context).await;
+            // Cancelled by the client, or stopped at the end of the session: no answer.
+            if cancel.is_cancelled() {
+                return;
+            }
+            let answer = match result {
+                Ok(result) => ServerJsonRpcMessage::response(result, id),
+                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+            };
+            match serde_json::to_vec(&answer) {
+                Ok(line) => {
+                    if let Err(e) = write_line(&writer, line).await {
+                        tracing::debug!("stdout failed: {e}");
+                    }
+                }
+                Err(e) => tracing::error!("a call's answer is not JSON: {e}"),
+            }
+        })
     }
 
     /// The next complete line, or `None` at the end of input. Cancel safe: what was read
@@ -135,7 +321,20 @@ impl Transport<RoleServer> for JsonLines {
                 continue;
             }
             let error = match message::client_message(&line) {
-                Ok(message) => return Some(message),
+                Ok(message) => match self.route(message) {
+                    Route::Sdk(message) => return Some(*message),
+                    // More requests already read: the client sends without waiting, so
+                    // the call goes to a task of its own, where another core may take
+                    // it, rather than hold the requests behind it.
+                    Route::Here(work) if !self.reader.buffer().is_empty() => {
+                        tokio::spawn(work);
+                        continue;
+                    }
+                    Route::Here(work) => {
+                        run_here_first(work).await;
+                        continue;
+                    }
+                },
                 Err(error) => error,
             };
             // Not a message: JSON at all, and with an id to answer to?
@@ -152,8 +351,23 @@ impl Transport<RoleServer> for JsonLines {
     }
 
     async fn close(&mut self) -> io::Result<()> {
+        self.calls.close(CLOSING_GRACE).await;
         self.writer.lock().await.shutdown().await
     }
+}
+
+impl Drop for JsonLines {
+    fn drop(&mut self) {
+        self.calls.closing.cancel();
+    }
+}
+
+type CallWork = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+enum Route {
+    Sdk(Box<ClientJsonRpcMessage>),
+    /// A call this transport runs: its work ends with the answer written.
+    Here(CallWork),
 }
 
 type Input = Pin<Box<dyn AsyncRead + Send>>;
