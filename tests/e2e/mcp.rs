@@ -223,6 +223,28 @@ impl StdioServer {
         stdin.flush().unwrap();
     }
 
+    /// `initialize` as a raw client, answered.
+    fn initialize(&mut self) {
+        self.send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": { "name": "raw", "version": "0" } },
+        }));
+        assert_eq!(self.receive()["id"], 1);
+    }
+
+    /// How the server exited, which it must within 30 s (after its stdin closed).
+    fn wait_for_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "toolhost serve still runs 30 s after stdin closed");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The next line on stdout, which must be one JSON-RPC message.
     fn receive(&self) -> Value {
         let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s, never a hang");
@@ -296,22 +318,10 @@ fn the_stdio_server_exits_when_stdin_closes() {
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
     let mut server = StdioServer::start(&tools);
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": { "name": "raw", "version": "0" } },
-    }));
-    assert_eq!(server.receive()["id"], 1);
+    server.initialize();
     drop(server.stdin.take());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            assert!(status.success(), "a clean exit: {status}");
-            return;
-        }
-        assert!(Instant::now() < deadline, "toolhost serve still runs 30 s after stdin closed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let status = server.wait_for_exit();
+    assert!(status.success(), "a clean exit: {status}");
 }
 
 /// A call still running when the client closes stdin gets its answer before the server
@@ -322,12 +332,7 @@ fn a_call_in_flight_when_stdin_closes_still_gets_its_answer() {
     tools.install("hostile", "hostile", "hostile");
     tools.manifest("hostile", "hostile", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"60s\"\n");
     let mut server = StdioServer::start(&tools);
-    server.send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": { "name": "raw", "version": "0" } },
-    }));
-    assert_eq!(server.receive()["id"], 1);
+    server.initialize();
     server.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     // Long enough to outlast its first epoch tick (it goes on on a task of its own),
     // short enough to end well within the grace.
@@ -344,11 +349,7 @@ fn a_call_in_flight_when_stdin_closes_still_gets_its_answer() {
         }
     };
     assert_eq!(answer["result"]["structuredContent"], json!({ "sum": iterations * (iterations - 1) / 2 }), "{answer}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while server.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "toolhost serve still runs 30 s after stdin closed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_for_exit();
 }
 
 /// `toolhost serve --http` on a picked port; stops when dropped.
