@@ -331,6 +331,19 @@ impl ToolHost {
         Some(approval_request(caller, entry, input, permit.approval?))
     }
 
+    /// Whether a call of `name` by `caller` is known now to run without asking the
+    /// call's own approver ([`CallOptions::approver`]): the tool resolves for the caller
+    /// and its policy needs no approval, or the host's hook decides approvals. A tool
+    /// not resolved (not loaded yet, hidden, unknown) is not known to.
+    pub fn runs_without_call_approver(&self, caller: &Caller, name: &str) -> bool {
+        if self.approver(None).is_some() {
+            return true;
+        }
+        let snapshot = self.snapshot.load();
+        let permit = snapshot.find(name).and_then(|(entry, _)| self.access(caller, entry).ok());
+        permit.is_some_and(|permit| permit.approval.is_none())
+    }
+
     /// Runs a component's tool in a fresh sandbox and returns the output it produced,
     /// or its failure in the caller's terms.
     async fn run_component(

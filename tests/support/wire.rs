@@ -247,9 +247,15 @@ impl HttpSession {
         read_response(&mut self.stream)
     }
 
-    /// POSTs a message without reading the answer (a client about to go away).
+    /// POSTs a message without reading the answer (a client about to go away, or one
+    /// that reads it later with [`HttpSession::response`]).
     pub fn send_only(&mut self, message: &Value) {
         self.write_request("POST", Some(message.to_string().as_bytes()), &[]);
+    }
+
+    /// Reads the whole response to the request sent last.
+    pub fn response(&mut self) -> HttpResponse {
+        read_response(&mut self.stream)
     }
 
     fn write_request(&mut self, method: &str, body: Option<&[u8]>, extra_headers: &[(&str, &str)]) {

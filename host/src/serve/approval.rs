@@ -68,6 +68,11 @@ pub(super) fn unable(why: &'static str) -> ApprovalHook {
 pub(super) const NO_ELICITATION: &str =
     "the client cannot ask a person (it did not declare the elicitation capability)";
 
+/// Why a call answered past the SDK's session worker is not asked: the policy came to
+/// need approval after the call was routed ([`crate::serve::direct`]).
+pub(super) const NO_QUESTIONS: &str =
+    "the tool came to need approval while the call started, and this call cannot ask; call it again";
+
 /// The answer to a 2026-07-28 call that needs approval first: ask, then call again
 /// with the answer and `state` (the [`seal`] of the question) echoed back.
 pub(super) fn input_required(request: &ApprovalRequest, state: String) -> InputRequiredResult {

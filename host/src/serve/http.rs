@@ -17,6 +17,7 @@ use crate::policy::Caller;
 use crate::serve::ApprovalKey;
 use crate::serve::auth::{SessionOwners, Tokens};
 use crate::serve::connections::{listen, serve_connections};
+use crate::serve::direct::DirectCalls;
 use crate::serve::limits::HttpLimits;
 use crate::serve::mcp::{McpServer, Shared};
 use crate::serve::middleware::{self, Authenticator, BodyLimits};
@@ -156,9 +157,9 @@ fn http_router(
         .with_allowed_origins(options.allowed_origins())
         .with_max_request_body_bytes(limits.max_body_size);
     let stop = config.cancellation_token.clone();
-    let sessions = BoundedSessions::new(limits);
-    tokio::spawn(sessions.clone().close_idle(stop.child_token()));
     let shared = Shared::start(host.clone(), caller, approval_key);
+    let sessions = BoundedSessions::new(limits, DirectCalls::new(McpServer::new(shared.clone())));
+    tokio::spawn(sessions.clone().close_idle(stop.child_token()));
     // One handler per session (and per stateless request): each session's handler
     // forwards registry changes to its own client.
     let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), sessions.clone(), config);

@@ -27,9 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
-    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock, ErrorData, GetExtensions,
+    GetMeta, Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ServerHandler, ServiceExt};
@@ -45,6 +45,7 @@ use crate::registry::component::OutputForm;
 use crate::serve::approval::{self, ApprovalKey};
 use crate::serve::auth::Authenticated;
 use crate::serve::definitions::{self, ExportFormat};
+use crate::serve::direct::{DirectSessions, NoQuestions};
 use crate::serve::middleware::{Disconnect, SESSION_HEADER};
 use crate::serve::progress::ProgressRelay;
 use crate::serve::stdio::{InlineCalls, JsonLines};
@@ -84,6 +85,8 @@ pub(super) struct Shared {
     tools: Mutex<HashMap<Caller, ToolList>>,
     /// Seals the approval questions of 2026-07-28 calls ([`approval::seal`]).
     approval_key: ApprovalKey,
+    /// The HTTP sessions whose calls may be answered past the SDK's session worker.
+    direct: DirectSessions,
 }
 
 /// The MCP tool definitions a caller saw at one [`ToolHost::listing_version`].
@@ -103,7 +106,13 @@ impl Shared {
     /// as it lives.
     pub(super) fn start(host: ToolHost, caller: Caller, approval_key: ApprovalKey) -> Arc<Self> {
         let idle = host.idle_after();
-        let shared = Arc::new(Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key });
+        let shared = Arc::new(Shared {
+            host,
+            caller,
+            tools: Mutex::new(HashMap::new()),
+            approval_key,
+            direct: DirectSessions::default(),
+        });
         crate::host::sweep_idle(Arc::downgrade(&shared), idle, "tool lists no listing used", move |shared| {
             let mut lists = shared.lists();
             let kept = lists.len();
@@ -123,7 +132,7 @@ impl Shared {
             Some(authenticated) => authenticated.agent.clone(),
             None => self.caller.agent.clone(),
         };
-        let session = parts.headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok());
+        let session = http_session(extensions);
         Caller { agent, session: session.map(str::to_owned).or_else(|| self.caller.session.clone()) }
     }
 
@@ -179,6 +188,12 @@ impl Shared {
     }
 }
 
+/// The MCP session an HTTP request names.
+fn http_session(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    let parts = extensions.get::<http::request::Parts>()?;
+    parts.headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok())
+}
+
 /// The content blocks of an upstream tool's output (`{"content": [...]}`, checked
 /// against its schema), passed on as the upstream server sent them.
 fn content_result(mut output: Value) -> CallToolResult {
@@ -222,6 +237,22 @@ impl McpServer {
         McpServer { shared, forwarder: Mutex::new(None) }
     }
 
+    pub(super) fn direct_sessions(&self) -> &DirectSessions {
+        &self.shared.direct
+    }
+
+    /// Whether `request` (a `tools/call`) is known to ask its client nothing while it
+    /// runs: it wants no progress, and the tool resolves for its caller now and needs
+    /// no approval of the client's.
+    pub(super) fn answers_without_asking(&self, request: &ClientRequest) -> bool {
+        let ClientRequest::CallToolRequest(call) = request else { return false };
+        if request.get_meta().get_progress_token().is_some() {
+            return false;
+        }
+        let caller = self.shared.caller_of(request.extensions());
+        self.shared.host.runs_without_call_approver(&caller, &call.params.name)
+    }
+
     /// Who approves this call if it needs approval: the person behind the client, asked
     /// during the call; on 2026-07-28, which forbids asking during a call, the answer the
     /// retried call carries, or else `Err`: the question to answer first.
@@ -232,6 +263,9 @@ impl McpServer {
         input: &Value,
         context: &RequestContext<RoleServer>,
     ) -> Result<ApprovalHook, Box<InputRequiredResult>> {
+        if context.extensions.get::<NoQuestions>().is_some() {
+            return Ok(approval::unable(approval::NO_QUESTIONS));
+        }
         // A form is asked: a client that declared only URL elicitation cannot show one
         // (an empty declaration means forms, as before modes existed).
         let can_ask = context
@@ -328,6 +362,9 @@ impl ServerHandler for McpServer {
     /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change
     /// that touches tools reaches this client as `notifications/tools/list_changed`.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(session) = http_session(&context.extensions) {
+            self.shared.direct.initialized(session, context.peer.clone());
+        }
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let mut slot = self.forwarder.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_some() {

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -22,6 +22,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId, SessionManager};
 use tokio_util::sync::CancellationToken;
 
+use crate::serve::direct::{DirectCalls, Route};
 use crate::serve::limits::HttpLimits;
 
 tokio::task_local! {
@@ -43,6 +44,8 @@ pub(super) async fn noting_refusal<F: Future>(answer: F) -> (F::Output, Option<u
 /// `session_idle_timeout` ([`BoundedSessions::close_idle`]).
 pub(super) struct BoundedSessions {
     local: LocalSessionManager,
+    /// Answers the sessions' calls that need not go through their workers.
+    direct: DirectCalls,
     max_sessions: usize,
     max_streams: usize,
     idle_timeout: Duration,
@@ -82,12 +85,13 @@ pub(super) enum SessionsError {
 }
 
 impl BoundedSessions {
-    pub(super) fn new(limits: &HttpLimits) -> Arc<BoundedSessions> {
+    pub(super) fn new(limits: &HttpLimits, direct: DirectCalls) -> Arc<BoundedSessions> {
         let mut local = LocalSessionManager::default();
         // The ledger expires idle sessions (see the module's documentation).
         local.session_config.keep_alive = None;
         Arc::new(BoundedSessions {
             local,
+            direct,
             max_sessions: limits.max_sessions,
             max_streams: limits.max_streams_per_session,
             idle_timeout: limits.session_idle_timeout,
@@ -142,6 +146,7 @@ impl BoundedSessions {
                 idle
             };
             for id in idle {
+                self.direct.sessions().closed(&id);
                 match self.local.close_session(&id).await {
                     Ok(()) => tracing::debug!(idle_for = ?self.idle_timeout, "closed an idle MCP session"),
                     Err(e) => tracing::warn!("cannot close an idle MCP session: {e}"),
@@ -202,6 +207,7 @@ impl SessionManager for BoundedSessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         self.ledger().remove(id);
+        self.direct.sessions().closed(id);
         Ok(self.local.close_session(id).await?)
     }
 
@@ -210,10 +216,15 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.local.create_stream(id, message).await?)
+        match self.direct.route(id, message) {
+            Route::Here(answer) => Ok(answer.left_stream()),
+            Route::Sdk(message) => Ok(self.local.create_stream(id, *message).await?.right_stream()),
+        }
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        // The SDK's own calls are cancelled by it.
+        self.direct.sessions().cancel(id, &message);
         Ok(self.local.accept_message(id, message).await?)
     }
 
@@ -246,9 +257,18 @@ mod tests {
         }
     }
 
+    /// Sessions of a host without tools.
+    async fn bounded(limits: &HttpLimits) -> Arc<BoundedSessions> {
+        let tools = tempfile::tempdir().unwrap();
+        let host = crate::ToolHost::builder().root(tools.path()).build().await.unwrap();
+        let key = crate::serve::ApprovalKey::random().unwrap();
+        let shared = crate::serve::mcp::Shared::start(host, crate::policy::Caller::local(), key);
+        BoundedSessions::new(limits, DirectCalls::new(crate::serve::mcp::McpServer::new(shared)))
+    }
+
     #[tokio::test]
     async fn sessions_are_counted_and_a_closed_one_frees_its_place() {
-        let sessions = BoundedSessions::new(&limits(1, 4, Duration::from_secs(60)));
+        let sessions = bounded(&limits(1, 4, Duration::from_secs(60))).await;
         let (first, _transport) = sessions.create_session().await.unwrap();
         let (refused, refused_at) = noting_refusal(sessions.create_session()).await;
         assert!(matches!(refused, Err(SessionsError::Full { max: 1 })));
@@ -260,7 +280,7 @@ mod tests {
 
     #[tokio::test]
     async fn streams_are_capped_per_session_and_freed_when_dropped() {
-        let sessions = BoundedSessions::new(&limits(4, 2, Duration::from_secs(60)));
+        let sessions = bounded(&limits(4, 2, Duration::from_secs(60))).await;
         let (id, _transport) = sessions.create_session().await.unwrap();
         let first = sessions.open_stream(&id).unwrap().expect("a live session");
         let _second = sessions.open_stream(&id).unwrap().expect("a live session");
@@ -272,7 +292,7 @@ mod tests {
 
     #[tokio::test]
     async fn idle_sessions_close_and_busy_ones_stay() {
-        let sessions = BoundedSessions::new(&limits(4, 4, Duration::from_millis(200)));
+        let sessions = bounded(&limits(4, 4, Duration::from_millis(200))).await;
         let (idle, _idle_transport) = sessions.create_session().await.unwrap();
         let (busy, _busy_transport) = sessions.create_session().await.unwrap();
         let _stream = sessions.open_stream(&busy).unwrap().expect("a live session");

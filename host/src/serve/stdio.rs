@@ -24,23 +24,22 @@
 //! answer is not sent, as the SDK does; at the end of input, calls still running get the
 //! SDK's grace to answer before they are stopped.
 
-use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, Extensions, GetExtensions, GetMeta, JsonRpcMessage,
-    JsonRpcNotification, JsonRpcRequest, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    RequestId, ServerJsonRpcMessage,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer, Service};
+use rmcp::service::{Peer, RoleServer};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio_util::sync::CancellationToken;
 
+use crate::serve::inline::{self, CallsInFlight};
 use crate::serve::mcp::McpServer;
 use crate::serve::message;
 
@@ -73,70 +72,6 @@ pub(super) struct JsonLines {
 pub(super) struct InlineCalls {
     pub handler: Arc<McpServer>,
     pub peer: Peer<RoleServer>,
-}
-
-/// The inline calls not yet answered, by request id: what `notifications/cancelled`
-/// and the end of input stop.
-#[derive(Default)]
-struct CallsInFlight {
-    running: Mutex<HashMap<RequestId, CancellationToken>>,
-    /// Stops every call at the end of the session.
-    closing: CancellationToken,
-    /// Told when a call ends.
-    ended: tokio::sync::Notify,
-}
-
-impl CallsInFlight {
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn start(&self, id: &RequestId) -> CancellationToken {
-        let cancel = self.closing.child_token();
-        self.running().insert(id.clone(), cancel.clone());
-        cancel
-    }
-
-    fn end(&self, id: &RequestId) {
-        self.running().remove(id);
-        self.ended.notify_waiters();
-    }
-
-    fn cancel(&self, id: &RequestId) {
-        if let Some(cancel) = self.running().remove(id) {
-            cancel.cancel();
-        }
-    }
-
-    /// Waits up to `grace` for the calls running to end, then stops the rest.
-    async fn close(&self, grace: Duration) {
-        let _ = tokio::time::timeout(grace, async {
-            loop {
-                let ended = self.ended.notified();
-                tokio::pin!(ended);
-                ended.as_mut().enable();
-                if self.running().is_empty() {
-                    return;
-                }
-                ended.await;
-            }
-        })
-        .await;
-        self.closing.cancel();
-    }
-}
-
-/// A call in [`CallsInFlight`] until this is dropped: when it is answered, or panics,
-/// or the runtime drops it.
-struct Running {
-    calls: Arc<CallsInFlight>,
-    id: RequestId,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.calls.end(&self.id);
-    }
 }
 
 /// Runs `work` on the current task until it first waits, and on a task of its own from
@@ -205,34 +140,15 @@ impl JsonLines {
         }
     }
 
-    /// A `tools/call` run as the SDK runs a request (its handler, a context of the same
-    /// parts), answered on this transport.
-    fn call(&self, inline: &InlineCalls, id: RequestId, mut request: ClientRequest) -> CallWork {
-        let cancel = self.calls.start(&id);
-        let mut meta = RequestMetaObject::new();
-        let mut extensions = Extensions::new();
-        // The meta first: it lives among the extensions.
-        std::mem::swap(&mut meta, request.get_meta_mut());
-        std::mem::swap(&mut extensions, request.extensions_mut());
-        let mut context = RequestContext::new(id.clone(), inline.peer.clone());
-        context.ct = cancel.clone();
-        context.meta = meta;
-        context.extensions = extensions;
-        let handler = inline.handler.clone();
-        let running = Running { calls: self.calls.clone(), id: id.clone() };
+    /// A `tools/call` run as the SDK runs a request ([`inline::start`]), answered on
+    /// this transport.
+    fn call(&self, inline: &InlineCalls, id: RequestId, request: ClientRequest) -> CallWork {
+        let (running, work) = inline::start(&self.calls, inline.handler.clone(), inline.peer.clone(), id, request);
         let writer = self.writer.clone();
         Box::pin(async move {
             // In flight until its answer is written: the end of input waits for that.
             let _running = running;
-            let result = handler.handle_request(request, context).await;
-            // Cancelled by the client, or stopped at the end of the session: no answer.
-            if cancel.is_cancelled() {
-                return;
-            }
-            let answer = match result {
-                Ok(result) => ServerJsonRpcMessage::response(result, id),
-                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-            };
+            let Some(answer) = work.await else { return };
             match serde_json::to_vec(&answer) {
                 Ok(line) => {
                     if let Err(e) = write_line(&writer, line).await {
@@ -358,10 +274,11 @@ impl Transport<RoleServer> for JsonLines {
 
 impl Drop for JsonLines {
     fn drop(&mut self) {
-        self.calls.closing.cancel();
+        self.calls.stop_all();
     }
 }
 
+/// A call run by this transport, until its answer is written.
 type CallWork = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 enum Route {

@@ -1,0 +1,155 @@
+//! `tools/call` on an HTTP session, answered on the connection that brought it rather
+//! than through the SDK's session worker.
+//!
+//! Through the SDK, a session's call goes from the connection's task to the session's
+//! worker, to the session's service loop, to a task of its own, and back the same way
+//! to the response's event stream: each hand-off can wake the other core (5.4 context
+//! switches and about 300 µs of server CPU per sequential call, measured). Here the
+//! session manager ([`crate::serve::sessions`]) hands such a call to [`DirectCalls`]
+//! once the SDK has checked the request (host, origin, session, protocol headers):
+//! the response's event stream runs the handler itself, on the connection's task, with
+//! the session's peer and a context of the same parts ([`inline::start`]).
+//!
+//! Only a call that will ask its client nothing goes this way. The SDK routes a
+//! server's request or progress notification to the stream of the request it belongs
+//! to, which only its worker knows; so a call with a progress token, or one the policy
+//! makes ask the client for approval, goes through the SDK. A call that comes to need
+//! approval after that check (the policy changed meanwhile) is denied, not asked: its
+//! stream can carry only its answer ([`NoQuestions`]).
+//!
+//! What the SDK does for its own calls holds here too: `notifications/cancelled`
+//! stops a call and it gets no answer, a client that goes away stops it, and so does
+//! the end of its session.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, GetExtensions, JsonRpcMessage};
+use rmcp::service::{Peer, RoleServer};
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+
+use crate::serve::inline::{self, CallWork, CallsInFlight, Running};
+use crate::serve::mcp::McpServer;
+
+/// Marks a call whose client cannot be asked anything while it runs: its answer
+/// stream carries nothing else.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NoQuestions;
+
+/// The initialized HTTP sessions, each with its peer and its calls answered directly.
+#[derive(Default)]
+pub(super) struct DirectSessions {
+    sessions: Mutex<HashMap<String, DirectSession>>,
+}
+
+struct DirectSession {
+    peer: Peer<RoleServer>,
+    calls: Arc<CallsInFlight>,
+}
+
+impl DirectSessions {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, DirectSession>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Session `id` is initialized: its calls may be answered directly from now on.
+    pub(super) fn initialized(&self, id: &str, peer: Peer<RoleServer>) {
+        self.sessions().entry(id.to_owned()).or_insert_with(|| DirectSession { peer, calls: Arc::default() });
+    }
+
+    /// Session `id` is closed: its direct calls stop, without an answer, as the SDK's
+    /// own calls of a closed session do.
+    pub(super) fn closed(&self, id: &str) {
+        if let Some(session) = self.sessions().remove(id) {
+            session.calls.stop_all();
+        }
+    }
+
+    /// Stops the call `message` cancels (`notifications/cancelled`), if it runs here.
+    pub(super) fn cancel(&self, id: &str, message: &ClientJsonRpcMessage) {
+        let JsonRpcMessage::Notification(notification) = message else { return };
+        let ClientNotification::CancelledNotification(cancelled) = &notification.notification else { return };
+        let Some(request_id) = &cancelled.params.request_id else { return };
+        let calls = self.sessions().get(id).map(|session| session.calls.clone());
+        if let Some(calls) = calls {
+            calls.cancel(request_id);
+        }
+    }
+
+    fn session(&self, id: &str) -> Option<(Peer<RoleServer>, Arc<CallsInFlight>)> {
+        self.sessions().get(id).map(|session| (session.peer.clone(), session.calls.clone()))
+    }
+}
+
+/// Answers the `tools/call`s of HTTP sessions that may skip the SDK's session worker.
+pub(super) struct DirectCalls {
+    handler: Arc<McpServer>,
+}
+
+impl DirectCalls {
+    /// Calls run by `handler` (a handler of the server's shared state: a call uses
+    /// nothing of its session's own handler).
+    pub(super) fn new(handler: McpServer) -> DirectCalls {
+        DirectCalls { handler: Arc::new(handler) }
+    }
+
+    pub(super) fn sessions(&self) -> &DirectSessions {
+        self.handler.direct_sessions()
+    }
+
+    /// Who answers `message`, a request of session `id`: here when it is a call that
+    /// may skip the session's worker, else the SDK.
+    pub(super) fn route(&self, id: &str, message: ClientJsonRpcMessage) -> Route {
+        let JsonRpcMessage::Request(mut request) = message else { return Route::Sdk(Box::new(message)) };
+        let session = match &request.request {
+            ClientRequest::CallToolRequest(_) if self.handler.answers_without_asking(&request.request) => {
+                self.sessions().session(id)
+            }
+            _ => None,
+        };
+        let Some((peer, calls)) = session else { return Route::Sdk(Box::new(JsonRpcMessage::Request(request))) };
+        request.request.extensions_mut().insert(NoQuestions);
+        let (running, work) = inline::start(&calls, self.handler.clone(), peer, request.id, request.request);
+        Route::Here(DirectAnswer { call: Mutex::new(Some((running, work))) })
+    }
+}
+
+/// Who answers a request of a session.
+pub(super) enum Route {
+    /// This stream, a call answered directly.
+    Here(DirectAnswer),
+    Sdk(Box<ClientJsonRpcMessage>),
+}
+
+/// The event stream of a call answered directly: the call runs as the stream is
+/// polled (on the connection's task), and its answer is the stream's one event. A
+/// call stopped meanwhile ends the stream without one; dropping the stream (the client
+/// went away) drops the call, which stops it.
+pub(super) struct DirectAnswer {
+    /// Behind a mutex only because the SDK wants a `Sync` stream: polling has `&mut`
+    /// access and never locks.
+    call: Mutex<Option<(Running, CallWork)>>,
+}
+
+impl Stream for DirectAnswer {
+    type Item = ServerSseMessage;
+
+    fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let call = self.get_mut().call.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let Some((_running, work)) = call else { return Poll::Ready(None) };
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.as_mut().poll(context)));
+        let answer = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(answer)) => answer,
+            Err(_) => {
+                tracing::error!("a tools/call panicked; it gets no answer");
+                None
+            }
+        };
+        *call = None;
+        Poll::Ready(answer.map(ServerSseMessage::from_message))
+    }
+}
