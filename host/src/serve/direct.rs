@@ -3,8 +3,8 @@
 //!
 //! Through the SDK, a session's call goes from the connection's task to the session's
 //! worker, to the session's service loop, to a task of its own, and back the same way
-//! to the response's event stream: each hand-off can wake the other core (5.4 context
-//! switches and about 300 µs of server CPU per sequential call, measured). Here the
+//! to the response's event stream: each hand-off can wake the other core (5.4–5.7
+//! context switches and 260–300 µs of server CPU per sequential call, measured). Here the
 //! session manager ([`crate::serve::sessions`]) hands such a call to [`DirectCalls`]
 //! once the SDK has checked the request (host, origin, session, protocol headers):
 //! the response's event stream runs the handler itself, on the connection's task, with
@@ -19,7 +19,16 @@
 //!
 //! What the SDK does for its own calls holds here too: `notifications/cancelled`
 //! stops a call and it gets no answer, a client that goes away stops it, and so does
-//! the end of its session.
+//! the end of its session. The stream differs in one way: the SDK starts a request's
+//! stream with a priming event and numbers its events, so that a client may resume it
+//! (`Last-Event-ID`); a direct call's stream has neither, and a client that loses it
+//! does not try. Resuming would find nothing on either path: a call whose client went
+//! away has been stopped ([`crate::serve::middleware::cancel_on_disconnect`]).
+//!
+//! The call runs as its response is written: a client that stops reading its
+//! connection (past the socket's buffers) pauses its call, slot and all, where the
+//! SDK's call would run on. The server's limits on a session's streams bound what such
+//! a client holds.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -27,7 +36,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, GetExtensions, JsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions, JsonRpcMessage};
 use rmcp::service::{Peer, RoleServer};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 
@@ -35,7 +44,9 @@ use crate::serve::inline::{self, CallWork, CallsInFlight, Running};
 use crate::serve::mcp::McpServer;
 
 /// Marks a call whose client cannot be asked anything while it runs: its answer
-/// stream carries nothing else.
+/// stream carries nothing else. (A request the server sent from such a call would go
+/// to the session's standalone stream: the SDK routes by the originating request, which
+/// only its worker knows.)
 #[derive(Debug, Clone, Copy)]
 pub(super) struct NoQuestions;
 
@@ -55,9 +66,26 @@ impl DirectSessions {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Session `id` is initialized: its calls may be answered directly from now on.
+    /// Session `id` is initialized: its calls may be answered directly from now on. The
+    /// SDK tells this on a task of its own, which may run after the session closed:
+    /// [`DirectSessions::keep_only`] sweeps such entries.
     pub(super) fn initialized(&self, id: &str, peer: Peer<RoleServer>) {
+        if peer.is_transport_closed() {
+            return;
+        }
         self.sessions().entry(id.to_owned()).or_insert_with(|| DirectSession { peer, calls: Arc::default() });
+    }
+
+    /// Forgets the sessions that are no longer live, stopping their calls. `live` is
+    /// asked with this registry locked, so that a session initialized meanwhile is kept.
+    pub(super) fn keep_only(&self, live: impl Fn(&str) -> bool) {
+        self.sessions().retain(|id, session| {
+            let keep = live(id);
+            if !keep {
+                session.calls.stop_all();
+            }
+            keep
+        });
     }
 
     /// Session `id` is closed: its direct calls stop, without an answer, as the SDK's
@@ -70,9 +98,7 @@ impl DirectSessions {
 
     /// Stops the call `message` cancels (`notifications/cancelled`), if it runs here.
     pub(super) fn cancel(&self, id: &str, message: &ClientJsonRpcMessage) {
-        let JsonRpcMessage::Notification(notification) = message else { return };
-        let ClientNotification::CancelledNotification(cancelled) = &notification.notification else { return };
-        let Some(request_id) = &cancelled.params.request_id else { return };
+        let Some(request_id) = inline::cancelled_request(message) else { return };
         let calls = self.sessions().get(id).map(|session| session.calls.clone());
         if let Some(calls) = calls {
             calls.cancel(request_id);
@@ -80,7 +106,9 @@ impl DirectSessions {
     }
 
     fn session(&self, id: &str) -> Option<(Peer<RoleServer>, Arc<CallsInFlight>)> {
-        self.sessions().get(id).map(|session| (session.peer.clone(), session.calls.clone()))
+        let sessions = self.sessions();
+        let session = sessions.get(id).filter(|session| !session.peer.is_transport_closed())?;
+        Some((session.peer.clone(), session.calls.clone()))
     }
 }
 
@@ -104,13 +132,13 @@ impl DirectCalls {
     /// may skip the session's worker, else the SDK.
     pub(super) fn route(&self, id: &str, message: ClientJsonRpcMessage) -> Route {
         let JsonRpcMessage::Request(mut request) = message else { return Route::Sdk(Box::new(message)) };
-        let session = match &request.request {
-            ClientRequest::CallToolRequest(_) if self.handler.answers_without_asking(&request.request) => {
-                self.sessions().session(id)
-            }
+        let direct = match &request.request {
+            ClientRequest::CallToolRequest(_) => self.sessions().session(id),
             _ => None,
         };
-        let Some((peer, calls)) = session else { return Route::Sdk(Box::new(JsonRpcMessage::Request(request))) };
+        let Some((peer, calls)) = direct.filter(|_| self.handler.answers_without_asking(&request.request)) else {
+            return Route::Sdk(Box::new(JsonRpcMessage::Request(request)));
+        };
         request.request.extensions_mut().insert(NoQuestions);
         let (running, work) = inline::start(&calls, self.handler.clone(), peer, request.id, request.request);
         Route::Here(DirectAnswer { call: Mutex::new(Some((running, work))) })

@@ -10,11 +10,13 @@
 //! them, and a stopped call gets no answer.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientRequest, Extensions, GetExtensions, GetMeta, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, Extensions, GetExtensions, GetMeta, JsonRpcMessage,
+    JsonRpcNotification, RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer, Service};
 use tokio_util::sync::CancellationToken;
@@ -24,7 +26,10 @@ use crate::serve::mcp::McpServer;
 /// The calls of one session run here and not yet answered, by request id.
 #[derive(Default)]
 pub(super) struct CallsInFlight {
-    running: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Each call's token, with the number of its start: a client may reuse an id, and a
+    /// call that ends takes out its own entry only.
+    running: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    starts: AtomicU64,
     /// Stops every call at the end of the session.
     closing: CancellationToken,
     /// Told when a call ends.
@@ -32,18 +37,29 @@ pub(super) struct CallsInFlight {
 }
 
 impl CallsInFlight {
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, (u64, CancellationToken)>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn end(&self, id: &RequestId) {
-        self.running().remove(id);
+    fn begin(self: &Arc<Self>, id: &RequestId) -> (Running, CancellationToken) {
+        let start = self.starts.fetch_add(1, Ordering::Relaxed);
+        let cancel = self.closing.child_token();
+        self.running().insert(id.clone(), (start, cancel.clone()));
+        (Running { calls: self.clone(), id: id.clone(), start }, cancel)
+    }
+
+    fn end(&self, id: &RequestId, start: u64) {
+        let mut running = self.running();
+        if running.get(id).is_some_and(|(started, _)| *started == start) {
+            running.remove(id);
+        }
+        drop(running);
         self.ended.notify_waiters();
     }
 
     /// Stops call `id` if it runs here (`notifications/cancelled`); it gets no answer.
     pub(super) fn cancel(&self, id: &RequestId) {
-        if let Some(cancel) = self.running().remove(id) {
+        if let Some((_, cancel)) = self.running().remove(id) {
             cancel.cancel();
         }
     }
@@ -85,9 +101,7 @@ pub(super) fn start(
     id: RequestId,
     mut request: ClientRequest,
 ) -> (Running, CallWork) {
-    let cancel = calls.closing.child_token();
-    calls.running().insert(id.clone(), cancel.clone());
-    let running = Running { calls: calls.clone(), id: id.clone() };
+    let (running, cancel) = calls.begin(&id);
     let mut meta = RequestMetaObject::new();
     let mut extensions = Extensions::new();
     // The meta first: it lives among the extensions.
@@ -116,10 +130,22 @@ pub(super) fn start(
 pub(super) struct Running {
     calls: Arc<CallsInFlight>,
     id: RequestId,
+    start: u64,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.calls.end(&self.id);
+        self.calls.end(&self.id, self.start);
+    }
+}
+
+/// The request a `notifications/cancelled` names, if `message` is one.
+pub(super) fn cancelled_request(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ClientNotification::CancelledNotification(cancelled),
+            ..
+        }) => cancelled.params.request_id.as_ref(),
+        _ => None,
     }
 }

@@ -132,6 +132,8 @@ impl BoundedSessions {
                 _ = ticks.tick() => {}
                 () = stop.cancelled() => return,
             }
+            // A session can close before the SDK tells the handler it was initialized.
+            self.direct.sessions().keep_only(|id| self.ledger().contains_key(id));
             let now = Instant::now();
             let idle: Vec<SessionId> = {
                 let mut ledger = self.ledger();

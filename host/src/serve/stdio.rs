@@ -31,8 +31,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
-    RequestId, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRequest, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::service::{Peer, RoleServer};
 use rmcp::transport::Transport;
@@ -120,22 +119,16 @@ impl JsonLines {
         let Some(inline) = self.inline.get() else {
             return Route::Sdk(Box::new(message));
         };
+        if let Some(id) = inline::cancelled_request(&message) {
+            // Ours to stop; the notification goes on to the SDK, which stops its own.
+            self.calls.cancel(id);
+        }
         match message {
             JsonRpcMessage::Request(JsonRpcRequest {
                 id,
                 request: request @ ClientRequest::CallToolRequest(_),
                 ..
             }) => Route::Here(self.call(inline, id, request)),
-            JsonRpcMessage::Notification(JsonRpcNotification {
-                notification: ClientNotification::CancelledNotification(ref cancelled),
-                ..
-            }) => {
-                if let Some(id) = &cancelled.params.request_id {
-                    self.calls.cancel(id);
-                }
-                // The SDK's own requests are cancelled by it.
-                Route::Sdk(Box::new(message))
-            }
             message => Route::Sdk(Box::new(message)),
         }
     }
