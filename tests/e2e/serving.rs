@@ -278,54 +278,68 @@ fn a_call_whose_http_client_goes_away_stops_and_is_recorded() {
     assert_eq!(answer["result"]["structuredContent"]["value"], 3.0, "{answer}");
 }
 
-/// A planner's session once every tool has loaded (a call of a tool not loaded yet
-/// goes through the SDK's session worker), and a connection of its own into the same
-/// session for a call whose answer is read later.
-fn session_with_second_connection(server: &Server) -> (HttpSession, HttpSession) {
-    server.wait_until_ready();
-    let planner = server.session(PLANNER_TOKEN);
-    let mut second = HttpSession::connect(&server.addr, "/mcp");
-    second.authorization = Some(format!("Bearer {PLANNER_TOKEN}"));
-    second.session = planner.session.clone();
-    (planner, second)
+/// A server whose planner session, once every tool has loaded (a call of a tool not
+/// loaded yet goes through the SDK's session worker), has a spinning `hostile.busy` call
+/// running on a connection of its own, whose answer is read later.
+struct BusyCall {
+    /// Stopped when dropped.
+    _server: Server,
+    _tools: ToolsDir,
+    dir: tempfile::TempDir,
+    planner: HttpSession,
+    calling: HttpSession,
+    id: u64,
+}
+
+impl BusyCall {
+    fn start(id: u64) -> BusyCall {
+        let (tools, dir, config) = two_agents();
+        let server = Server::start(&config, &tools, "0", &[]).unwrap();
+        server.wait_until_ready();
+        let planner = server.session(PLANNER_TOKEN);
+        let mut calling = HttpSession::connect(&server.addr, "/mcp");
+        calling.authorization = Some(format!("Bearer {PLANNER_TOKEN}"));
+        calling.session = planner.session.clone();
+        calling.send_only(&call_request(id, "hostile.busy", &spin()));
+        std::thread::sleep(Duration::from_millis(300));
+        BusyCall { _server: server, _tools: tools, dir, planner, calling, id }
+    }
+
+    /// Waits for the call's `cancelled` record, which must come within 5 s of `what`.
+    fn assert_stopped_after(&self, what: &str) {
+        let stopped_after = wait_for_cancelled(self.dir.path(), "hostile.busy");
+        eprintln!("{what} → call stopped and recorded: {stopped_after:?}");
+        assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after {what}");
+    }
+
+    /// The call's event stream ends without an answer.
+    fn assert_no_answer(&mut self) {
+        let stream = self.calling.response();
+        assert_eq!(stream.status, 200, "{stream:?}");
+        assert!(stream.messages().iter().all(|message| message.get("id") != Some(&json!(self.id))), "{stream:?}");
+    }
 }
 
 #[test]
 fn a_call_cancelled_in_an_http_session_stops_gets_no_answer_and_is_recorded() {
-    let (tools, dir, config) = two_agents();
-    let server = Server::start(&config, &tools, "0", &[]).unwrap();
-    let (mut planner, mut calling) = session_with_second_connection(&server);
-    calling.send_only(&call_request(41, "hostile.busy", &spin()));
-    std::thread::sleep(Duration::from_millis(300));
+    let mut busy = BusyCall::start(41);
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 41 } });
-    assert_eq!(planner.post(&cancel).status, 202);
-    let stopped_after = wait_for_cancelled(dir.path(), "hostile.busy");
-    eprintln!("notifications/cancelled over HTTP → slot free and recorded: {stopped_after:?}");
-    assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after the cancellation");
+    assert_eq!(busy.planner.post(&cancel).status, 202);
+    busy.assert_stopped_after("notifications/cancelled over HTTP");
     // The call's event stream ends, without an answer; the connection serves on.
-    let stream = calling.response();
-    assert_eq!(stream.status, 200, "{stream:?}");
-    assert!(stream.messages().iter().all(|message| message.get("id") != Some(&json!(41))), "{stream:?}");
-    let answer = calling.call("math.add", &json!({ "numbers": [2, 2] }));
+    busy.assert_no_answer();
+    let answer = busy.calling.call("math.add", &json!({ "numbers": [2, 2] }));
     assert_eq!(answer["result"]["structuredContent"]["value"], 4.0, "{answer}");
 }
 
 #[test]
 fn closing_an_http_session_stops_its_calls_in_flight() {
-    let (tools, dir, config) = two_agents();
-    let server = Server::start(&config, &tools, "0", &[]).unwrap();
-    let (mut planner, mut calling) = session_with_second_connection(&server);
-    calling.send_only(&call_request(9, "hostile.busy", &spin()));
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(planner.request("DELETE", None, &[]).status, 204);
-    let stopped_after = wait_for_cancelled(dir.path(), "hostile.busy");
-    eprintln!("session closed → call stopped and recorded: {stopped_after:?}");
-    assert!(stopped_after < Duration::from_secs(5), "stopped {stopped_after:?} after the session closed");
-    let stream = calling.response();
-    assert_eq!(stream.status, 200, "{stream:?}");
-    assert!(stream.messages().iter().all(|message| message.get("id") != Some(&json!(9))), "{stream:?}");
+    let mut busy = BusyCall::start(9);
+    assert_eq!(busy.planner.request("DELETE", None, &[]).status, 204);
+    busy.assert_stopped_after("the session closed");
+    busy.assert_no_answer();
     // The session is gone for every connection.
-    assert_eq!(calling.post(&call_request(10, "math.add", &json!({ "numbers": [1] }))).status, 404);
+    assert_eq!(busy.calling.post(&call_request(10, "math.add", &json!({ "numbers": [1] }))).status, 404);
 }
 
 /// `GET /metrics` with `token`, parsed by the official Prometheus client's parser:
