@@ -453,7 +453,9 @@ async fn idle_code_leaves_memory_and_the_next_call_maps_it_again() {
     let cache = tempfile::tempdir().unwrap();
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
-    let settings = EngineSettings { drop_idle_code_after: Duration::from_millis(200), ..EngineSettings::default() };
+    // Long enough that a loaded machine does not idle the code between a call and the
+    // check after it; short enough to keep the test quick.
+    let settings = EngineSettings { drop_idle_code_after: Duration::from_secs(1), ..EngineSettings::default() };
     let host = ToolHost::builder()
         .root(tools.path())
         .engine_settings(settings)

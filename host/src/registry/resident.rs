@@ -140,6 +140,9 @@ impl Resident {
         }
         let code = Arc::new(restore().await?);
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(code.clone());
+        // The restore's end counts as a use too: on a loaded machine mapping can take
+        // longer than the idle time, and the code would leave before its call ran.
+        self.last_used.store(now_ms(), Ordering::Relaxed);
         Ok(code)
     }
 
