@@ -234,7 +234,10 @@ impl Transport<RoleServer> for JsonLines {
                     Route::Sdk(message) => return Some(*message),
                     // More requests already read: the client sends without waiting, so
                     // the call goes to a task of its own, where another core may take
-                    // it, rather than hold the requests behind it.
+                    // it, rather than hold the requests behind it. (Run here instead,
+                    // trivial calls cost about 30 % less CPU each, for no more calls/s,
+                    // and a tool of a few milliseconds would hold the other calls on
+                    // one core.)
                     Route::Here(work) if !self.reader.buffer().is_empty() => {
                         tokio::spawn(work);
                         continue;
