@@ -238,11 +238,7 @@ fn the_image_and_the_manifests_agree_with_what_the_binary_serves() {
     environment(&mut serve, container);
     let (mut child, addr) = spawn_http_server(serve).expect("the Deployment's command serves");
     let get = |path: &str| HttpSession::connect(&addr, path).request("GET", None, &[]).status;
-    let started = Instant::now();
-    while get("/ready") != 200 {
-        assert!(started.elapsed() < Duration::from_secs(60), "never ready");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    HttpSession::wait_until_ready(&addr, None, Duration::from_secs(60));
     assert_eq!(get("/health"), 200);
     let mut anonymous = HttpSession::connect(&addr, "/mcp");
     assert_eq!(anonymous.post(&initialize_request()).status, 401, "the server wants the Secret's token");

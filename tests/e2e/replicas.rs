@@ -113,12 +113,7 @@ impl Replica {
 
     /// Waits for `/ready` to answer 200 and says how long that took.
     fn wait_until_ready(&self, within: Duration) -> Duration {
-        let started = Instant::now();
-        while self.get("/ready").0 != 200 {
-            assert!(started.elapsed() < within, "replica on port {} not ready within {within:?}", self.port);
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        started.elapsed()
+        HttpSession::wait_until_ready(&self.authority(), Some(&format!("Bearer {TOKEN}")), within)
     }
 
     /// `app/run` calls answered `ok`, from its `/metrics`.

@@ -61,11 +61,7 @@ impl Server {
 
     /// Waits until `GET /ready` answers 200: every component has loaded.
     fn wait_until_ready(&self) {
-        let started = Instant::now();
-        while HttpSession::connect(&self.addr, "/ready").request("GET", None, &[]).status != 200 {
-            assert!(started.elapsed() < Duration::from_secs(60), "never ready");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        HttpSession::wait_until_ready(&self.addr, None, Duration::from_secs(60));
     }
 }
 
@@ -518,10 +514,6 @@ fn readiness_waits_for_the_first_load() {
         (answer.status, body["status"].as_str().unwrap_or_default().to_owned())
     };
     assert_eq!(ready(), (503, "loading".to_owned()));
-    let started = Instant::now();
-    while ready().0 != 200 {
-        assert!(started.elapsed() < Duration::from_secs(60), "never ready");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    HttpSession::wait_until_ready(&server.addr, None, Duration::from_secs(60));
     assert_eq!(ready(), (200, "ready".to_owned()));
 }

@@ -253,6 +253,21 @@ impl HttpSession {
         self.write_request("POST", Some(message.to_string().as_bytes()), &[]);
     }
 
+    /// Waits until `GET /ready` at `authority` (with `authorization`, if any) answers
+    /// 200, failing past `within`; says how long that took.
+    pub fn wait_until_ready(authority: &str, authorization: Option<&str>, within: Duration) -> Duration {
+        let started = std::time::Instant::now();
+        loop {
+            let mut probe = HttpSession::connect(authority, "/ready");
+            probe.authorization = authorization.map(str::to_owned);
+            if probe.request("GET", None, &[]).status == 200 {
+                return started.elapsed();
+            }
+            assert!(started.elapsed() < within, "{authority} not ready within {within:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Reads the whole response to the request sent last.
     pub fn response(&mut self) -> HttpResponse {
         read_response(&mut self.stream)

@@ -168,16 +168,8 @@ impl Stream for DirectAnswer {
     fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
         let call = self.get_mut().call.get_mut().unwrap_or_else(PoisonError::into_inner);
         let Some((_running, work)) = call else { return Poll::Ready(None) };
-        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.as_mut().poll(context)));
-        let answer = match polled {
-            Ok(Poll::Pending) => return Poll::Pending,
-            Ok(Poll::Ready(answer)) => answer,
-            Err(_) => {
-                tracing::error!("a tools/call panicked; it gets no answer");
-                None
-            }
-        };
+        let Poll::Ready(answer) = inline::poll_call(work, context) else { return Poll::Pending };
         *call = None;
-        Poll::Ready(answer.map(ServerSseMessage::from_message))
+        Poll::Ready(answer.flatten().map(ServerSseMessage::from_message))
     }
 }

@@ -10,8 +10,10 @@
 //! them, and a stopped call gets no answer.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -88,7 +90,7 @@ impl CallsInFlight {
 }
 
 /// A call's work: its answer, or `None` when it was stopped and gets none.
-pub(super) type CallWork = std::pin::Pin<Box<dyn Future<Output = Option<ServerJsonRpcMessage>> + Send>>;
+pub(super) type CallWork = Pin<Box<dyn Future<Output = Option<ServerJsonRpcMessage>> + Send>>;
 
 /// Starts `request` (a `tools/call` of request `id`) as the SDK would run it: `handler`
 /// with a context of `peer`, the request's meta and extensions, and a cancellation
@@ -123,6 +125,19 @@ pub(super) fn start(
         })
     });
     (running, work)
+}
+
+/// Polls a call's `work` once, catching a panic: the panic ends only that call, which
+/// gets no answer (`Ready(None)`), as it would on a task of its own.
+pub(super) fn poll_call<F: Future + Unpin>(work: &mut F, context: &mut Context<'_>) -> Poll<Option<F::Output>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pin::new(work).poll(context))) {
+        Ok(Poll::Pending) => Poll::Pending,
+        Ok(Poll::Ready(output)) => Poll::Ready(Some(output)),
+        Err(_) => {
+            tracing::error!("a tools/call panicked; it gets no answer");
+            Poll::Ready(None)
+        }
+    }
 }
 
 /// A call in [`CallsInFlight`] until this is dropped: when it is answered, or panics,

@@ -77,16 +77,9 @@ pub(super) struct InlineCalls {
 /// then on. Returns without waiting, so a caller that may be cancelled at its next
 /// `.await` loses nothing. A panic ends only the work, as it would on its own task.
 async fn run_here_first(mut work: CallWork) {
-    let first = std::future::poll_fn(|context| {
-        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.as_mut().poll(context)));
-        Poll::Ready(polled)
-    });
-    match first.await {
-        Ok(Poll::Ready(())) => {}
-        Ok(Poll::Pending) => {
-            tokio::spawn(work);
-        }
-        Err(_) => tracing::error!("a tools/call panicked; it gets no answer"),
+    let first = std::future::poll_fn(|context| Poll::Ready(inline::poll_call(&mut work, context)));
+    if first.await.is_pending() {
+        tokio::spawn(work);
     }
 }
 
