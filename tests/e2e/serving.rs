@@ -276,7 +276,9 @@ fn a_call_whose_http_client_goes_away_stops_and_is_recorded() {
 
 /// A server whose planner session, once every tool has loaded (a call of a tool not
 /// loaded yet goes through the SDK's session worker), has a spinning `hostile.busy` call
-/// running on a connection of its own, whose answer is read later.
+/// running on a connection of its own, whose answer is read later. The call is answered
+/// on its connection, or with `through_the_sdk` through the session's worker (it asks
+/// for progress, which only the worker can route).
 struct BusyCall {
     /// Stopped when dropped.
     _server: Server,
@@ -288,7 +290,7 @@ struct BusyCall {
 }
 
 impl BusyCall {
-    fn start(id: u64) -> BusyCall {
+    fn start(id: u64, through_the_sdk: bool) -> BusyCall {
         let (tools, dir, config) = two_agents();
         let server = Server::start(&config, &tools, "0", &[]).unwrap();
         server.wait_until_ready();
@@ -296,7 +298,11 @@ impl BusyCall {
         let mut calling = HttpSession::connect(&server.addr, "/mcp");
         calling.authorization = Some(format!("Bearer {PLANNER_TOKEN}"));
         calling.session = planner.session.clone();
-        calling.send_only(&call_request(id, "hostile.busy", &spin()));
+        let mut request = call_request(id, "hostile.busy", &spin());
+        if through_the_sdk {
+            request["params"]["_meta"] = json!({ "progressToken": "busy" });
+        }
+        calling.send_only(&request);
         std::thread::sleep(Duration::from_millis(300));
         BusyCall { _server: server, _tools: tools, dir, planner, calling, id }
     }
@@ -318,7 +324,7 @@ impl BusyCall {
 
 #[test]
 fn a_call_cancelled_in_an_http_session_stops_gets_no_answer_and_is_recorded() {
-    let mut busy = BusyCall::start(41);
+    let mut busy = BusyCall::start(41, false);
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 41 } });
     assert_eq!(busy.planner.post(&cancel).status, 202);
     busy.assert_stopped_after("notifications/cancelled over HTTP");
@@ -330,12 +336,22 @@ fn a_call_cancelled_in_an_http_session_stops_gets_no_answer_and_is_recorded() {
 
 #[test]
 fn closing_an_http_session_stops_its_calls_in_flight() {
-    let mut busy = BusyCall::start(9);
-    assert_eq!(busy.planner.request("DELETE", None, &[]).status, 204);
-    busy.assert_stopped_after("the session closed");
-    busy.assert_no_answer();
-    // The session is gone for every connection.
-    assert_eq!(busy.calling.post(&call_request(10, "math.add", &json!({ "numbers": [1] }))).status, 404);
+    for through_the_sdk in [false, true] {
+        let mut busy = BusyCall::start(9, through_the_sdk);
+        assert_eq!(busy.planner.request("DELETE", None, &[]).status, 204);
+        // At once: the SDK alone would give its own calls 5 s to end.
+        let stopped_after = wait_for_cancelled(busy.dir.path(), "hostile.busy");
+        eprintln!(
+            "the session closed (through the SDK: {through_the_sdk}) → call stopped and recorded: {stopped_after:?}"
+        );
+        assert!(
+            stopped_after < Duration::from_secs(2),
+            "through the SDK: {through_the_sdk}: stopped {stopped_after:?} after the session closed"
+        );
+        busy.assert_no_answer();
+        // The session is gone for every connection.
+        assert_eq!(busy.calling.post(&call_request(10, "math.add", &json!({ "numbers": [1] }))).status, 404);
+    }
 }
 
 /// `GET /metrics` with `token`, parsed by the official Prometheus client's parser:

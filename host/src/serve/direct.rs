@@ -39,6 +39,7 @@ use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions, JsonRpcMessage};
 use rmcp::service::{Peer, RoleServer};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use tokio_util::sync::CancellationToken;
 
 use crate::serve::inline::{self, CallWork, CallsInFlight, Running};
 use crate::serve::mcp::McpServer;
@@ -50,14 +51,19 @@ use crate::serve::mcp::McpServer;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct NoQuestions;
 
-/// The initialized HTTP sessions, each with its peer and its calls answered directly.
+/// The live HTTP sessions, from their opening to their end, each with its calls
+/// answered directly and, once initialized, its peer.
 #[derive(Default)]
 pub(super) struct DirectSessions {
     sessions: Mutex<HashMap<String, DirectSession>>,
 }
 
 struct DirectSession {
-    peer: Peer<RoleServer>,
+    /// Set when the SDK tells the handler the session is initialized: its calls may be
+    /// answered directly from then on.
+    peer: Option<Peer<RoleServer>>,
+    /// The calls answered directly; its closing token also stops the calls the SDK runs
+    /// ([`DirectSessions::closing`]).
     calls: Arc<CallsInFlight>,
 }
 
@@ -66,33 +72,40 @@ impl DirectSessions {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Session `id` is initialized: its calls may be answered directly from now on. The
-    /// SDK tells this on a task of its own, which may run after the session closed:
-    /// [`DirectSessions::keep_only`] sweeps such entries.
+    /// Session `id` is open (the session manager created it).
+    pub(super) fn opened(&self, id: &str) {
+        self.sessions().insert(id.to_owned(), DirectSession { peer: None, calls: Arc::default() });
+    }
+
+    /// Session `id` is initialized. The SDK tells this on a task of its own, which may
+    /// run after the session closed: a session no longer open stays forgotten.
     pub(super) fn initialized(&self, id: &str, peer: Peer<RoleServer>) {
-        if peer.is_transport_closed() {
-            return;
+        if let Some(session) = self.sessions().get_mut(id)
+            && session.peer.is_none()
+        {
+            session.peer = Some(peer);
         }
-        self.sessions().entry(id.to_owned()).or_insert_with(|| DirectSession { peer, calls: Arc::default() });
     }
 
-    /// Forgets the sessions that are no longer live, stopping their calls. `live` is
-    /// asked with this registry locked, so that a session initialized meanwhile is kept.
-    pub(super) fn keep_only(&self, live: impl Fn(&str) -> bool) {
-        self.sessions().retain(|id, session| {
-            let keep = live(id);
-            if !keep {
-                session.calls.stop_all();
-            }
-            keep
-        });
-    }
-
-    /// Session `id` is closed: its direct calls stop, without an answer, as the SDK's
-    /// own calls of a closed session do.
+    /// Session `id` is closed: its calls stop, without an answer, those answered here
+    /// and those the SDK runs ([`DirectSessions::closing`]).
     pub(super) fn closed(&self, id: &str) {
         if let Some(session) = self.sessions().remove(id) {
             session.calls.stop_all();
+        }
+    }
+
+    /// Cancelled when session `id` closes (at once when it is not open): a call the SDK
+    /// runs stops on it. The SDK would stop its own calls only after giving them 5 s to
+    /// end, which a session's `DELETE` does not ask for.
+    pub(super) fn closing(&self, id: &str) -> CancellationToken {
+        match self.sessions().get(id) {
+            Some(session) => session.calls.closing(),
+            None => {
+                let closed = CancellationToken::new();
+                closed.cancel();
+                closed
+            }
         }
     }
 
@@ -107,8 +120,9 @@ impl DirectSessions {
 
     fn session(&self, id: &str) -> Option<(Peer<RoleServer>, Arc<CallsInFlight>)> {
         let sessions = self.sessions();
-        let session = sessions.get(id).filter(|session| !session.peer.is_transport_closed())?;
-        Some((session.peer.clone(), session.calls.clone()))
+        let session = sessions.get(id)?;
+        let peer = session.peer.as_ref().filter(|peer| !peer.is_transport_closed())?;
+        Some((peer.clone(), session.calls.clone()))
     }
 }
 
@@ -171,5 +185,22 @@ impl Stream for DirectAnswer {
         let Poll::Ready(answer) = inline::poll_call(work, context) else { return Poll::Pending };
         *call = None;
         Poll::Ready(answer.flatten().map(ServerSseMessage::from_message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_s_closing_token_is_cancelled_when_it_closes_and_at_once_when_it_is_not_open() {
+        let sessions = DirectSessions::default();
+        sessions.opened("s-1");
+        let closing = sessions.closing("s-1");
+        assert!(!closing.is_cancelled(), "an open session's calls run");
+        assert!(sessions.closing("s-2").is_cancelled(), "a session never opened");
+        sessions.closed("s-1");
+        assert!(closing.is_cancelled(), "closing the session stops the calls it runs");
+        assert!(sessions.closing("s-1").is_cancelled(), "a closed session stays closed");
     }
 }

@@ -45,7 +45,7 @@ impl CallsInFlight {
 
     fn begin(self: &Arc<Self>, id: &RequestId) -> (Running, CancellationToken) {
         let start = self.starts.fetch_add(1, Ordering::Relaxed);
-        let cancel = self.closing.child_token();
+        let cancel = self.closing();
         self.running().insert(id.clone(), (start, cancel.clone()));
         (Running { calls: self.clone(), id: id.clone(), start }, cancel)
     }
@@ -64,6 +64,12 @@ impl CallsInFlight {
         if let Some((_, cancel)) = self.running().remove(id) {
             cancel.cancel();
         }
+    }
+
+    /// A token cancelled when every call stops ([`CallsInFlight::stop_all`], or the end
+    /// of [`CallsInFlight::close`]).
+    pub(super) fn closing(&self) -> CancellationToken {
+        self.closing.child_token()
     }
 
     /// Stops every call at once (the session is gone).

@@ -35,6 +35,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::CallError;
 use crate::names;
@@ -347,11 +348,16 @@ impl ServerHandler for McpServer {
             .and_then(|parts| parts.extensions.get::<Disconnect>())
             .map(|disconnect| disconnect.0.clone())
             .unwrap_or_default();
+        let session_closed = match http_session(&context.extensions) {
+            Some(session) => self.shared.direct.closing(session),
+            None => CancellationToken::new(),
+        };
         let result = tokio::select! {
             result = self.shared.call(&caller, &request.name, input, &options) => result.map(CallToolResponse::from),
-            // Neither answer reaches the client: it asked for none, or is gone.
+            // No answer reaches the client: it asked for none, is gone, or ended the session.
             () = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
             () = disconnect.cancelled() => return Err(ErrorData::internal_error("the client went away", None)),
+            () = session_closed.cancelled() => return Err(ErrorData::internal_error("the session closed", None)),
         };
         if let Some(relay) = relay {
             relay.finish().await;

@@ -132,8 +132,6 @@ impl BoundedSessions {
                 _ = ticks.tick() => {}
                 () = stop.cancelled() => return,
             }
-            // A session can close before the SDK tells the handler it was initialized.
-            self.direct.sessions().keep_only(|id| self.ledger().contains_key(id));
             let now = Instant::now();
             let idle: Vec<SessionId> = {
                 let mut ledger = self.ledger();
@@ -192,6 +190,7 @@ impl SessionManager for BoundedSessions {
         let (id, transport) = self.local.create_session().await?;
         let usage = Usage { id: id.clone(), open_streams: 0, last_used: Instant::now() };
         self.ledger().insert(id.clone(), usage);
+        self.direct.sessions().opened(&id);
         Ok((id, transport))
     }
 
