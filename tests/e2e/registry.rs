@@ -465,8 +465,10 @@ async fn idle_code_leaves_memory_and_the_next_call_maps_it_again() {
         .unwrap();
     wait_until_optimized(&host).await;
     let component = host.snapshot().tools["math/add"].source.component().unwrap().clone();
-    assert_eq!(component.tier(), Some(Tier::Optimized));
+    // Checked after a call: on a loaded machine the optimized code may idle out between
+    // its install and the check, and the call maps it again.
     assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await, Ok(json!({ "value": 3.0 })));
+    assert_eq!(component.tier(), Some(Tier::Optimized));
 
     let started = std::time::Instant::now();
     while component.tier().is_some() {
