@@ -15,6 +15,9 @@ mod http_abuse;
 mod http_tools;
 mod languages;
 mod limits;
+// Where host/build.rs orders the link (LLD on x86-64 Linux).
+#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+mod link_order;
 mod load_errors;
 mod mcp;
 mod native;

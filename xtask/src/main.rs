@@ -8,6 +8,8 @@
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
 //! - `cargo xtask soak --minutes N`: N minutes of mixed calls against the HTTP server and
 //!   the library while their tools churn; asserts and prints what held (`soak.rs`).
+//! - `cargo xtask link-order`: writes the functions the `toolhost` binary is linked with
+//!   first, from what a server runs under valgrind (`link_order.rs`).
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
 //! - `cargo xtask stdlib [--dir DIR]`: builds the standard library (`stdlib/`) and installs
 //!   it with its manifests where the host serves its stdlib layer (`stdlib.rs`).
@@ -26,6 +28,7 @@
 mod c_guest;
 mod go_guest;
 mod guests;
+mod link_order;
 mod nested_cargo;
 mod polyglot;
 mod soak;
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("bench") => bench(&args[1..]),
         Some("soak") => soak::soak(&args[1..]),
+        Some("link-order") => link_order::link_order(),
         Some("install-examples") => match args.get(1) {
             Some(dir) => install_examples(Path::new(dir)).map(|_| ()),
             None => Err("usage: cargo xtask install-examples DIR".into()),
@@ -88,11 +92,13 @@ fn main() -> ExitCode {
             }
             _ => Err("usage: cargo xtask go-component WIT CORE.wasm OUT.wasm".into()),
         },
-        _ => Err("usage: cargo xtask <demo | test | lint | bench | soak --minutes N | install-examples DIR \
+        _ => Err(
+            "usage: cargo xtask <demo | test | lint | bench | soak --minutes N | link-order | install-examples DIR \
                   | stdlib [--dir DIR] | build-polyglot [OUT_DIR] | build-c PROJECT_DIR [OUT.wasm] \
                   | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm | build-go PROJECT_DIR [OUT.wasm] \
                   | go-bindings WIT OUT_DIR | go-component WIT CORE.wasm OUT.wasm>"
-            .into()),
+                .into(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
