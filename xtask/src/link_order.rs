@@ -5,7 +5,7 @@
 //! Why: the kernel maps a binary's code in 64 KiB windows around each page a process
 //! touches, and the code a server runs at start is scattered over the whole binary. An
 //! idle server with one component kept 23.6 MB of its 36 MB of code resident, of which
-//! it had run 5.5 MB; linked with those functions first, it kept 5.5 MB
+//! it had run about 7 MB; linked with those functions first, it kept 7.5 MB
 //! (`docs/performance.md`).
 //!
 //! How: each way the project builds the binary (the workspace's targets, as the test
