@@ -348,9 +348,11 @@ impl ServerHandler for McpServer {
             .and_then(|parts| parts.extensions.get::<Disconnect>())
             .map(|disconnect| disconnect.0.clone())
             .unwrap_or_default();
+        // A direct call's own token already stops with its session (`inline::start`); a
+        // call the SDK runs stops on the session's.
         let session_closed = match http_session(&context.extensions) {
-            Some(session) => self.shared.direct.closing(session),
-            None => CancellationToken::new(),
+            Some(session) if context.extensions.get::<NoQuestions>().is_none() => self.shared.direct.closing(session),
+            _ => CancellationToken::new(),
         };
         let result = tokio::select! {
             result = self.shared.call(&caller, &request.name, input, &options) => result.map(CallToolResponse::from),
