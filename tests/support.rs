@@ -10,6 +10,9 @@ use tempfile::TempDir;
 #[path = "support/wire.rs"]
 pub mod wire;
 
+// The tests and benchmarks run on the allocator the `toolhost` binary runs on.
+toolhost::use_host_allocator!();
+
 /// Directory holding every component built for this test run.
 pub fn guest_dir() -> PathBuf {
     PathBuf::from(env!("TOOLHOST_GUEST_DIR"))

@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 mod access;
+pub mod allocator;
 mod audit;
 mod call;
 mod config;

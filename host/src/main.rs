@@ -23,6 +23,8 @@ use toolhost::{
     ToolHostBuilder, Violation, exit,
 };
 
+toolhost::use_host_allocator!();
+
 #[derive(Parser)]
 #[command(name = "toolhost", version, about = "Host for AI-agent tools written as WebAssembly components")]
 struct Cli {
@@ -218,25 +220,6 @@ struct ListFilter {
     closed_world: bool,
 }
 
-/// One malloc arena per core, where glibc allows eight per core: the process has few
-/// threads (the runtime's workers, the loading threads, the epoch ticker), and every
-/// arena keeps its own freed memory resident. A server of 100 components idles at about
-/// 4 MB less for it. An operator's `MALLOC_ARENA_MAX` or glibc tunables stand.
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        if std::env::var_os("MALLOC_ARENA_MAX").is_some() || std::env::var_os("GLIBC_TUNABLES").is_some() {
-            return;
-        }
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        // SAFETY: mallopt sets a parameter of the allocator; called before any other
-        // thread of this process exists.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, libc::c_int::try_from(cores).unwrap_or(libc::c_int::MAX));
-        }
-    }
-}
-
 impl ListFilter {
     fn filter(&self) -> ToolFilter {
         ToolFilter {
@@ -251,7 +234,6 @@ impl ListFilter {
 }
 
 fn main() -> ExitCode {
-    limit_malloc_arenas();
     let cli = parse_cli();
     init_log(&cli.log, &cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

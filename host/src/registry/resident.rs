@@ -172,8 +172,10 @@ impl Resident {
 }
 
 /// Gives the memory that loading or dropping code freed back to the operating system.
-/// glibc keeps freed heap memory in its arenas for reuse; a load frees megabytes of
-/// temporary buffers at once, which an idle host would otherwise keep resident.
+/// jemalloc (the binary's allocator, `allocator.rs`) does so by itself within a second;
+/// glibc, which C libraries and a program embedding toolhost on its default allocator
+/// use, keeps freed heap memory in its arenas, and a load frees megabytes of temporary
+/// buffers at once, which an idle host would otherwise keep resident.
 pub(crate) fn return_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.

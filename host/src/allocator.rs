@@ -1,0 +1,41 @@
+//! The memory allocator a toolhost process runs on: jemalloc, set up by
+//! [`use_host_allocator!`](crate::use_host_allocator) in the binary (and in the tests
+//! and benchmarks, so that they measure what the binary does).
+//!
+//! Compiling components allocates and frees heavily on many threads at once: the
+//! compile pool's, the loading threads, the runtime's workers. glibc's malloc serialized
+//! them on its arena locks: a cold start of 100 components took 2.4 s, the 18 MB Python
+//! component 1.3 s, against 1.8 s and 0.9 s on jemalloc (docs/performance.md). jemalloc
+//! keeps what a thread frees in caches of its own and gives freed pages back to the
+//! operating system from a background thread, so an idle host does not keep the
+//! compile's garbage resident.
+
+/// The allocator type, for `#[global_allocator]`.
+pub use tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read once when it starts (`malloc_conf`, NUL-terminated):
+/// - one background thread gives freed pages back, so an idle process, which allocates
+///   nothing, does not keep them;
+/// - freed pages go back after a second (`dirty_decay_ms`), at once past that stage
+///   (`muzzy_decay_ms:0`: lazily freed pages would still count as resident);
+/// - a mistake in these options stops the process at start rather than being ignored.
+#[doc(hidden)]
+pub const MALLOC_CONF: &[u8] =
+    b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0,abort_conf:true\0";
+
+/// Makes jemalloc, with the host's options, the global allocator of the program that
+/// invokes it (once, at the top level of a binary or of a library its binaries link).
+/// A program that embeds toolhost may choose its own allocator instead; compiling
+/// components is then slower on glibc's.
+#[macro_export]
+macro_rules! use_host_allocator {
+    () => {
+        #[global_allocator]
+        static GLOBAL_ALLOCATOR: $crate::allocator::Jemalloc = $crate::allocator::Jemalloc;
+
+        /// jemalloc reads its options through this symbol (`const char *`).
+        #[used]
+        #[unsafe(export_name = "_rjem_malloc_conf")]
+        static JEMALLOC_CONF: &u8 = &$crate::allocator::MALLOC_CONF[0];
+    };
+}
