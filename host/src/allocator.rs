@@ -16,12 +16,16 @@ pub use tikv_jemallocator::Jemalloc;
 /// jemalloc's options, read once when it starts (`malloc_conf`, NUL-terminated):
 /// - one background thread gives freed pages back, so an idle process, which allocates
 ///   nothing, does not keep them;
-/// - freed pages go back after a second (`dirty_decay_ms`), at once past that stage
-///   (`muzzy_decay_ms:0`: lazily freed pages would still count as resident);
+/// - freed pages go back after a second (`dirty_decay_ms`; at once, `0`, made a cold
+///   start twice as slow), and at once past that stage (`muzzy_decay_ms:0`: lazily
+///   freed pages would still count as resident);
+/// - four arenas per CPU, jemalloc's default: one per CPU (`percpu_arena`) kept 0.5 MB
+///   less idle, but jemalloc refuses it in a process pinned to fewer CPUs than the
+///   machine has, as containers and `taskset` pin;
 /// - a mistake in these options stops the process at start rather than being ignored.
 #[doc(hidden)]
-pub const MALLOC_CONF: &[u8] =
-    b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0,abort_conf:true\0";
+pub const MALLOC_CONF: &[u8] = b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0,\
+abort_conf:true\0";
 
 /// Makes jemalloc, with the host's options, the global allocator of the program that
 /// invokes it (once, at the top level of a binary or of a library its binaries link).

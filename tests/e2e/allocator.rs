@@ -44,3 +44,29 @@ fn a_server_runs_on_jemalloc_whose_background_thread_gives_freed_pages_back() {
     );
     assert!(names.iter().any(|name| name == "tokio-rt-worker"), "{names:?}");
 }
+
+/// Containers and `taskset` pin a process to some of the machine's CPUs; an allocator
+/// option that depends on the CPU count (jemalloc's `percpu_arena`) makes jemalloc refuse
+/// to start there, before `main`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_binary_starts_pinned_to_one_cpu() {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(toolhost_bin());
+    command.arg("--version");
+    // SAFETY: sched_setaffinity is async-signal-safe; it changes only the child, between
+    // fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let mut one_cpu: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut one_cpu);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one_cpu) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let output = command.output().expect("run toolhost --version on one CPU");
+    assert!(output.status.success(), "{}: {}", output.status, String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("toolhost "), "{output:?}");
+}
