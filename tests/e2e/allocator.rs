@@ -1,6 +1,7 @@
 //! The `toolhost` binary runs on jemalloc with the host's options (`host/src/allocator.rs`):
 //! its options reach jemalloc only through an exported symbol, which a build can lose
-//! without any error.
+//! without any error. Linux only: the tests read thread names from `/proc` and pin with
+//! `sched_setaffinity`.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +17,6 @@ fn thread_names(pid: u32) -> Vec<String> {
         .collect()
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn a_server_runs_on_jemalloc_whose_background_thread_gives_freed_pages_back() {
     let tools = ToolsDir::with_examples();
@@ -30,7 +30,7 @@ fn a_server_runs_on_jemalloc_whose_background_thread_gives_freed_pages_back() {
         .expect("start toolhost serve");
     let started = Instant::now();
     let mut names = thread_names(server.id());
-    // The runtime's threads come first; jemalloc starts its own with its first purge.
+    // jemalloc starts its background thread after the runtime's threads, not at once.
     while !names.iter().any(|name| name == "jemalloc_bg_thd") && started.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
         names = thread_names(server.id());
@@ -48,7 +48,6 @@ fn a_server_runs_on_jemalloc_whose_background_thread_gives_freed_pages_back() {
 /// Containers and `taskset` pin a process to some of the machine's CPUs; an allocator
 /// option that depends on the CPU count (jemalloc's `percpu_arena`) makes jemalloc refuse
 /// to start there, before `main`.
-#[cfg(target_os = "linux")]
 #[test]
 fn the_binary_starts_pinned_to_one_cpu() {
     use std::os::unix::process::CommandExt;

@@ -2,6 +2,7 @@
 //! from real directories, driven through the library and the CLI. One file per feature.
 
 mod agents;
+#[cfg(target_os = "linux")]
 mod allocator;
 mod calls;
 mod cli;
