@@ -17,8 +17,8 @@
 //! (`.llvm.<hash>`) stay, and leaving them out left 9.6 MB of code resident around them:
 //! the hash is of the code unit they came from, which for a dependency changes only with
 //! its version. The host crate is built as one code unit (the workspace's `Cargo.toml`),
-//! so that its functions carry no such hash: split, any edit of it renamed a tenth of
-//! the listed functions, the ones a server runs first among them.
+//! so that its functions carry no such hash: split, an edit of comments in one of its
+//! files renamed a tenth of the listed functions, the ones a server runs first among them.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
