@@ -15,10 +15,7 @@
 //! `TOOLHOST_LINK_ORDER=off` leaves the order to the linker; `TOOLHOST_PACK_RELOCS=off`
 //! leaves the relocations unpacked.
 
-use std::process::Command;
-
-/// The first glibc whose loader reads packed relative relocations.
-const GLIBC_WITH_RELR: (u32, u32) = (2, 36);
+include!("glibc_version.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=link-order.txt");
@@ -42,17 +39,7 @@ fn main() {
     }
 
     let native = std::env::var("HOST").is_ok_and(|host| host == target);
-    if !off("TOOLHOST_PACK_RELOCS") && native && build_glibc().is_some_and(|version| version >= GLIBC_WITH_RELR) {
+    if !off("TOOLHOST_PACK_RELOCS") && native && machine_glibc().is_some_and(|version| version >= GLIBC_WITH_RELR) {
         println!("cargo:rustc-link-arg-bin=toolhost=-Wl,-z,pack-relative-relocs");
     }
-}
-
-/// The version of this machine's glibc (`getconf GNU_LIBC_VERSION` prints `glibc 2.36`),
-/// if it has one.
-fn build_glibc() -> Option<(u32, u32)> {
-    let output = Command::new("getconf").arg("GNU_LIBC_VERSION").output().ok()?;
-    let text = String::from_utf8(output.stdout).ok()?;
-    let (major, minor) = text.trim().strip_prefix("glibc ")?.split_once('.')?;
-    let minor = minor.split(|c: char| !c.is_ascii_digit()).next()?;
-    Some((major.parse().ok()?, minor.parse().ok()?))
 }

@@ -62,13 +62,8 @@ fn the_binary_is_linked_with_the_code_an_idle_server_runs_first() {
     assert!(start - first < 1 << 20, "the listed functions start {} bytes into the code", start - first);
 }
 
-/// The version of this machine's glibc, as `host/build.rs` reads it.
-fn glibc() -> Option<(u32, u32)> {
-    let output = Command::new("getconf").arg("GNU_LIBC_VERSION").output().ok()?;
-    let text = String::from_utf8(output.stdout).ok()?;
-    let (major, minor) = text.trim().strip_prefix("glibc ")?.split_once('.')?;
-    Some((major.parse().ok()?, minor.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?))
-}
+#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+include!("../../host/glibc_version.rs");
 
 /// The loader reads the relocation table once, at start, and the pages it read stay
 /// resident: unpacked, 1.8 MB of them. Packed (`DT_RELR`), the table is a few kB. Where
@@ -81,8 +76,8 @@ fn the_binary_packs_its_relative_relocations() {
     let output = output.expect("run readelf (binutils, beside nm)");
     assert!(output.status.success(), "readelf: {}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8_lossy(&output.stdout);
-    let packs = glibc().is_some_and(|version| version >= (2, 36));
-    assert_eq!(text.contains("(RELR)"), packs, "DT_RELR, on glibc {:?}:\n{text}", glibc());
+    let packs = machine_glibc().is_some_and(|version| version >= GLIBC_WITH_RELR);
+    assert_eq!(text.contains("(RELR)"), packs, "DT_RELR, on glibc {:?}:\n{text}", machine_glibc());
     if packs {
         // What is left unpacked: relocations against symbols (a few kB), not 1.8 MB.
         let rela_size = text
