@@ -139,8 +139,10 @@ fn engine_config(settings: &EngineSettings, tier: Tier) -> Result<(Config, Pooli
         .max_memory_size(max_memory)
         // Interpreted-language guests (Python, JS) carry large function tables.
         .table_elements(TABLE_ELEMENTS_LIMIT)
-        // The fiber stack a call runs on: keep its hot top resident too.
-        .async_stack_keep_resident(128 << 10)
+        // The fiber stack a call runs on is reused as the last call left it, and stays
+        // resident: wasmtime zeroes stacks only when asked (`async_stack_zeroing`), and
+        // a guest cannot address the host's stack, only its own linear memory. (How much
+        // of a stack to keep resident, `async_stack_keep_resident`, applies to zeroing.)
         // A slot goes back to the pool as soon as it is reset, not in a batch: a slot
         // waiting in the decommit queue keeps its memory image, and the image keeps the
         // module's whole compiled code mapped past the drop of idle code (in an idle host
