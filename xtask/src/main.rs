@@ -8,6 +8,9 @@
 //! - `cargo xtask bench`: runs the criterion benchmarks and prints their medians.
 //! - `cargo xtask soak --minutes N`: N minutes of mixed calls against the HTTP server and
 //!   the library while their tools churn; asserts and prints what held (`soak.rs`).
+//! - `cargo xtask layers [--write]`: checks the host crate's imports, file and function
+//!   sizes against the floor table of `docs/architecture.md`, and its map of files
+//!   (`--write` rewrites the map from each file's first `//!` line) (`layers/`).
 //! - `cargo xtask link-order`: writes the functions the `toolhost` binary is linked with
 //!   first, from what a server runs under valgrind (`link_order.rs`).
 //! - `cargo xtask install-examples DIR`: builds the example tools into `DIR`.
@@ -28,6 +31,7 @@
 mod c_guest;
 mod go_guest;
 mod guests;
+mod layers;
 mod link_order;
 mod nested_cargo;
 mod polyglot;
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("bench") => bench(&args[1..]),
         Some("soak") => soak::soak(&args[1..]),
+        Some("layers") => layers::layers(&args[1..], &root()),
         Some("link-order") => link_order::link_order(),
         Some("install-examples") => match args.get(1) {
             Some(dir) => install_examples(Path::new(dir)).map(|_| ()),
@@ -93,7 +98,7 @@ fn main() -> ExitCode {
             _ => Err("usage: cargo xtask go-component WIT CORE.wasm OUT.wasm".into()),
         },
         _ => Err(
-            "usage: cargo xtask <demo | test | lint | bench | soak --minutes N | link-order | install-examples DIR \
+            "usage: cargo xtask <demo | test | lint | bench | soak --minutes N | layers [--write] | link-order | install-examples DIR \
                   | stdlib [--dir DIR] | build-polyglot [OUT_DIR] | build-c PROJECT_DIR [OUT.wasm] \
                   | c-bindings WIT OUT_DIR | c-component CORE.wasm OUT.wasm | build-go PROJECT_DIR [OUT.wasm] \
                   | go-bindings WIT OUT_DIR | go-component WIT CORE.wasm OUT.wasm>"
