@@ -259,7 +259,7 @@ impl fmt::Display for Violations<'_> {
     }
 }
 
-fn skipped_exports(skipped: &[crate::plain::SkippedExport]) -> String {
+fn skipped_exports(skipped: &[crate::sources::component::plain::SkippedExport]) -> String {
     skipped.iter().map(|s| format!("; `{}`: {}", s.export, s.reason)).collect()
 }
 
@@ -323,7 +323,7 @@ pub enum LoadErrorKind {
         "offers no tools: it exports neither the `toolhost:tool/toolbox` contract nor a function that can be a tool{}",
         skipped_exports(.skipped)
     )]
-    NoTools { skipped: Vec<crate::plain::SkippedExport> },
+    NoTools { skipped: Vec<crate::sources::component::plain::SkippedExport> },
 
     #[error("cannot be instantiated: {0}")]
     Link(String),
@@ -378,7 +378,7 @@ pub enum BuildError {
     EpochThread(#[source] std::io::Error),
     /// A native tool given to the builder cannot be served.
     #[error("{0}")]
-    NativeTool(#[from] crate::native::NativeToolError),
+    NativeTool(#[from] crate::sources::native::NativeToolError),
     /// The audit log file cannot be opened for appending.
     #[error("cannot open the audit log {}: {source}", .path.display())]
     AuditLog {

@@ -37,60 +37,58 @@
 
 #![warn(missing_docs)]
 
-mod access;
 pub mod allocator;
-mod audit;
-mod call;
 mod config;
 mod contract;
+mod definitions;
 mod error;
-mod first_load;
 mod host;
-mod http_tool;
-mod metrics;
+mod manifest;
 pub mod names;
-mod native;
 pub mod oci;
 pub mod paths;
-mod plain;
 mod policy;
 mod progress;
 mod registry;
+mod runtime;
 mod sandbox;
 pub mod scaffold;
 mod schema;
 pub mod serve;
+mod sources;
 pub mod storage;
 pub mod text;
 pub mod trust;
-pub mod upstream;
+mod units;
 
-pub use crate::access::ListingVersion;
-pub use crate::audit::CallRecord;
-pub use crate::call::{CallOptions, CallReport, ToolCall};
+pub use crate::sources::upstream;
+
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, ToolManifest, parse_duration, parse_size};
+pub use crate::definitions::ExportFormat;
 pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
+pub use crate::host::access::ListingVersion;
+pub use crate::host::audit::CallRecord;
+pub use crate::host::call::{CallOptions, CallReport, ToolCall};
 pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
-pub use crate::http_tool::{HttpTool, is_http_tool_file};
-pub use crate::native::{NativeTool, NativeToolError, ToolError};
-pub use crate::plain::{PlainFunction, SkippedExport};
 pub use crate::policy::{
     Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, Risk, SessionTools, ToolFilter,
     ToolHints, ToolPolicy,
 };
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
-pub use crate::registry::component::{Contract, LoadedComponent, OutputForm, ToolDef};
-pub use crate::registry::load::LoadProgress;
+pub use crate::registry::scan::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{
     ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, NativeSlot, Overridden, RegistryChange, Snapshot,
     SourceKind, ToolDescription, ToolEntry, ToolSource,
 };
-pub use crate::sandbox::engine::{EngineSettings, Tier, Tiering};
+pub use crate::runtime::engine::{EngineSettings, Tier, Tiering};
 pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};
 pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
 pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};
 pub use crate::sandbox::outbound::{Resolve, SystemResolver};
 pub use crate::sandbox::output::{CapturedOutput, LogLine};
 pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
-pub use crate::serve::definitions::ExportFormat;
+pub use crate::sources::component::plain::{PlainFunction, SkippedExport};
+pub use crate::sources::component::{Contract, LoadedComponent, OutputForm, ToolDef};
+pub use crate::sources::http::{HttpTool, is_http_tool_file};
+pub use crate::sources::native::{NativeTool, NativeToolError, ToolError};

@@ -50,7 +50,7 @@
 //! allow = ["math/*", "*/read"]
 //! deny = ["fs/write"]
 //!
-//! [[upstream]]                  # an MCP server's tools as a namespace (see crate::upstream)
+//! [[upstream]]                  # an MCP server's tools as a namespace (see crate::sources::upstream)
 //! name = "everything"
 //! command = "npx"               # a child process on stdio; or: url = "https://…/mcp"
 //! args = ["-y", "@modelcontextprotocol/server-everything"]
@@ -82,9 +82,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::limits::RawLimits;
 use crate::config::tokens::{RawToken, SecretSource, secret, tokens};
-use crate::config::units::{Problem, parse_duration, parse_size};
+use crate::manifest::limits::RawLimits;
 use crate::oci::lock::Lock;
 use crate::oci::{OciComponent, OciReference, OciSettings};
 use crate::policy::{Policy, PolicyRule};
@@ -93,11 +92,12 @@ use crate::sandbox::limits::Limits;
 use crate::sandbox::limits::MAX_TIMEOUT;
 use crate::sandbox::limits::{Ceilings, MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::ApprovalKey;
-use crate::serve::auth::Tokens;
-use crate::serve::limits::{HttpLimits, bounds};
+use crate::serve::http::auth::Tokens;
+use crate::serve::http::limits::{HttpLimits, bounds};
+use crate::sources::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
 use crate::storage::StorageSetting;
 use crate::trust::{Pin, SigningKeys};
-use crate::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
+use crate::units::{Problem, parse_duration, parse_size};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
 
 /// The file read when none is named: `toolhost.toml` in the working directory.
@@ -769,7 +769,7 @@ mod tests {
     fn tokens_come_as_digests_files_or_variables_and_never_show_in_errors() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("ci.token"), "  from-a-file\n").unwrap();
-        let digest: String = crate::serve::auth::digest("by-digest").iter().map(|b| format!("{b:02x}")).collect();
+        let digest: String = crate::serve::http::auth::digest("by-digest").iter().map(|b| format!("{b:02x}")).collect();
         let text = format!(
             "[[token]]\nagent = \"planner\"\nsha256 = \"{digest}\"\n[[token]]\nagent = \"ci\"\nfile = \"ci.token\"\n"
         );

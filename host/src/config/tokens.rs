@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::units::Problem;
-use crate::serve::auth::{Tokens, parse_digest};
+use crate::serve::http::auth::{Tokens, parse_digest};
+use crate::units::Problem;
 
 /// One `[[token]]` as written.
 #[derive(Deserialize)]

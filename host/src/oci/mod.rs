@@ -456,7 +456,7 @@ pub struct Pushed {
 pub async fn push(file: &Path, reference: &OciReference, settings: &OciSettings) -> Result<Pushed, OciError> {
     let name = file.display().to_string();
     let bytes = std::fs::read(file).map_err(|e| OciError::Io { path: file.to_owned(), problem: e.to_string() })?;
-    crate::registry::loader::check_preamble(&bytes)
+    crate::sources::component::compile::check_preamble(&bytes)
         .map_err(|e| OciError::Io { path: file.to_owned(), problem: e.to_string() })?;
     let registry_error = |problem: String| OciError::Registry {
         name: name.clone(),

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::error::LoadError;
 use crate::policy::{Risk, ToolHints, ToolPolicy};
-use crate::registry::component::OutputForm;
-use crate::registry::source::SourceKind;
 use crate::registry::{Conflict, Layer, Overridden, Snapshot, ToolEntry};
+use crate::sources::SourceKind;
+use crate::sources::component::OutputForm;
 
 /// A tool as it is listed: what it does, its schemas as declared, and where it comes
 /// from.

@@ -2,33 +2,27 @@
 //! into an immutable [`Snapshot`].
 //!
 //! A root holds `<namespace>/<component>.wasm`, each with an optional `<component>.toml`
-//! manifest beside it, and `<namespace>/<tool>.http.toml` HTTP tools ([`crate::http_tool`]). Roots are ordered highest first (project, org, stdlib): a tool of
+//! manifest beside it, and `<namespace>/<tool>.http.toml` HTTP tools ([`crate::sources::http`]). Roots are ordered highest first (project, org, stdlib): a tool of
 //! a higher layer shadows the same full name below it, and every shadowing is recorded.
 //! Two components of the *same* layer exporting one full name is a conflict: the
 //! component whose file name sorts first keeps the name, and the conflict is reported.
 
-pub mod cache;
 mod change;
-pub mod component;
 mod discovery;
 mod listing;
-pub(crate) mod load;
-pub(crate) mod loader;
 mod merge;
-pub(crate) mod optimize;
-pub(crate) mod resident;
+pub(crate) mod scan;
 mod snapshot;
-mod source;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
 
+pub use crate::sources::{SourceKind, ToolSource};
 pub use change::RegistryChange;
 pub(crate) use discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
 pub use listing::{Listing, ToolDescription};
 pub(crate) use snapshot::Parts;
 pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Overridden, Snapshot, ToolEntry};
-pub use source::{SourceKind, ToolSource};
 
 /// One directory root and its place in the precedence order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{CallError, LoadError};
-use crate::http_tool::HttpTool;
 use crate::names::{self, NameForm};
-use crate::native::NativeTool;
 use crate::registry::Layer;
-use crate::registry::component::{LoadedComponent, ToolDef};
 use crate::registry::discovery::{FileStamp, Fingerprint};
 use crate::registry::merge::{Offer, merge};
-use crate::registry::source::{SourceKind, ToolSource};
+use crate::sources::component::{LoadedComponent, ToolDef};
+use crate::sources::http::HttpTool;
+use crate::sources::native::NativeTool;
+use crate::sources::{SourceKind, ToolSource};
 
 /// A component file of a root: the version being served, and why its current file is
 /// not (a failed load keeps the last good version serving).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use wasmtime::ResourceLimiter;
 
 use crate::error::MemoryResource;
-use crate::sandbox::engine::EngineSettings;
+use crate::runtime::engine::EngineSettings;
 
 /// The longest call a manifest may ask for.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);

@@ -5,7 +5,6 @@
 //! tables (through [`limits::CallLimiter`]), wall-clock time (epoch deadline plus an async
 //! timeout for time spent blocked in host calls), and captured output.
 
-pub(crate) mod engine;
 pub mod grants;
 pub(crate) mod keyvalue;
 pub mod limits;
@@ -21,7 +20,7 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 use crate::error::BuildError;
-use engine::{EngineSettings, Tier};
+use crate::runtime::engine::{EngineSettings, Tier};
 
 /// An engine of one tier, and everything a guest may import linked for it.
 pub(crate) struct TierEngine {
@@ -32,7 +31,7 @@ pub(crate) struct TierEngine {
 
 impl TierEngine {
     pub fn new(settings: &EngineSettings, tier: Tier) -> Result<TierEngine, BuildError> {
-        let engine = engine::new_engine(settings, tier)?;
+        let engine = crate::runtime::engine::new_engine(settings, tier)?;
         let linker = new_linker(&engine)?;
         Ok(TierEngine { tier, engine, linker })
     }

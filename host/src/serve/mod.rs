@@ -3,25 +3,15 @@
 //! HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens ([`auth`]) and bounds
 //! on what one client may take ([`limits`]).
 
-mod approval;
-pub mod auth;
-mod connections;
-pub mod definitions;
-mod direct;
-mod http;
-mod inline;
-pub mod limits;
-mod mcp;
-mod message;
-mod middleware;
-mod progress;
-mod sessions;
-mod stdio;
+pub(crate) mod http;
+pub(crate) mod mcp;
+pub(crate) mod stdio;
 
-pub use approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
-pub use auth::Tokens;
-pub use connections::raise_open_file_limit;
+pub use http::auth::Tokens;
+pub use http::connections::raise_open_file_limit;
+pub use http::limits::HttpLimits;
 pub use http::{HTTP_PATH, HttpOptions, LOOPBACK_HOSTS, bind, serve_http, serve_http_on, shutdown_signal};
-pub use limits::HttpLimits;
+pub use http::{auth, limits};
+pub use mcp::approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
+pub use mcp::progress::PROGRESS_INTERVAL;
 pub use mcp::serve_stdio;
-pub use progress::PROGRESS_INTERVAL;

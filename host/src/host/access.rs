@@ -1,0 +1,123 @@
+//! Who sees what: the caller policy and the session tool sets over a snapshot. Every
+//! listing, description, suggestion and call asks here, so a tool a caller may not see
+//! is hidden the same way everywhere: it is never named, and asking for it by name
+//! answers exactly as for a tool that does not exist.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+
+use crate::definitions::{self, ExportFormat};
+use crate::error::CallError;
+use crate::host::ToolHost;
+use crate::names::NameForm;
+use crate::policy::{Caller, Permit, Policy, SessionTools, ToolFilter};
+use crate::registry::{Snapshot, ToolDescription, ToolEntry};
+
+/// The versions of what a listing is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListingVersion {
+    /// The [`Snapshot::generation`] listed.
+    pub snapshot: u64,
+    /// How many times the policy or a session's tool set changed.
+    pub policy: u64,
+}
+
+/// A name the caller cannot use: the error it gets, and for the operator, the tool the
+/// name meant and why it is hidden.
+pub(crate) struct Unseen {
+    pub(crate) error: CallError,
+    pub(crate) hidden: Option<(String, String)>,
+}
+
+impl ToolHost {
+    /// Replaces the caller policy; calls that already passed it are not affected.
+    pub fn set_policy(&self, policy: Policy) {
+        self.policy.store(Arc::new(policy));
+        self.policy_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Narrows the tools of one session (a conversation, a thread) beyond its agent's
+    /// policy, from now on: listings and calls in that session see only these.
+    pub fn set_session_tools(&self, session: &str, tools: SessionTools) {
+        self.sessions.set(session, Some(tools));
+        self.policy_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Gives a session back every tool its agent's policy allows.
+    pub fn clear_session_tools(&self, session: &str) {
+        self.sessions.set(session, None);
+        self.policy_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The tool set of a session, when it has its own.
+    pub fn session_tools(&self, session: &str) -> Option<SessionTools> {
+        self.sessions.get(session)
+    }
+
+    /// What [`ToolHost::list`] for any caller depends on. A cache of listings is valid
+    /// while this stays the same.
+    pub fn listing_version(&self) -> ListingVersion {
+        ListingVersion {
+            snapshot: self.snapshot.load().generation,
+            policy: self.policy_generation.load(Ordering::SeqCst),
+        }
+    }
+
+    /// The tools `caller` may call, in a function-calling format.
+    pub fn export(&self, format: ExportFormat, caller: &Caller) -> Value {
+        definitions::export(&self.list(caller), format)
+    }
+
+    /// A tool's definition by any accepted name, if `caller` may call it; a tool it may
+    /// not is not found.
+    pub fn describe(&self, caller: &Caller, name: &str) -> Result<ToolDescription, CallError> {
+        let snapshot = self.snapshot.load();
+        let (entry, _, _) = self.resolve_for(&snapshot, caller, name).map_err(|unseen| unseen.error)?;
+        Ok(ToolDescription::of(&snapshot, entry))
+    }
+
+    /// Every tool `caller` may call.
+    pub fn list(&self, caller: &Caller) -> Vec<ToolDescription> {
+        self.list_filtered(caller, &ToolFilter::default())
+    }
+
+    /// The tools `caller` may call that `filter` keeps (risk, hints, approval).
+    pub fn list_filtered(&self, caller: &Caller, filter: &ToolFilter) -> Vec<ToolDescription> {
+        let snapshot = self.snapshot.load();
+        snapshot
+            .tools
+            .values()
+            .filter(|entry| filter.keeps(&entry.def().policy) && self.access(caller, entry).is_ok())
+            .map(|entry| ToolDescription::of(&snapshot, entry))
+            .collect()
+    }
+
+    /// Whether `caller` may call `entry`, and on which terms; the error is the
+    /// operator's reason.
+    pub(crate) fn access(&self, caller: &Caller, entry: &ToolEntry) -> Result<Permit, String> {
+        let permit = self.policy.load().check(caller, &entry.full_name, &entry.def().policy)?;
+        self.sessions.check(caller.session.as_deref(), &entry.full_name)?;
+        Ok(permit)
+    }
+
+    /// The tool `name` means for `caller`, by any name form, with the terms it may call
+    /// it on. A hidden tool is not found, and suggestions name only visible tools.
+    pub(crate) fn resolve_for<'s>(
+        &self,
+        snapshot: &'s Snapshot,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<(&'s ToolEntry, NameForm, Permit), Box<Unseen>> {
+        let not_found = |hidden| {
+            let suggestions = snapshot.close_matches_among(name, |entry| self.access(caller, entry).is_ok());
+            Box::new(Unseen { error: CallError::NotFound { name: name.to_owned(), suggestions }, hidden })
+        };
+        let (entry, form) = snapshot.find(name).ok_or_else(|| not_found(None))?;
+        match self.access(caller, entry) {
+            Ok(permit) => Ok((entry, form, permit)),
+            Err(reason) => Err(not_found(Some((entry.full_name.clone(), reason)))),
+        }
+    }
+}

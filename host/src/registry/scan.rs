@@ -1,0 +1,473 @@
+//! Building a registry snapshot from the roots: discover every component file, reuse the
+//! ones whose files are unchanged since the previous snapshot, load the rest in
+//! parallel, and keep the last good version of a file that no longer loads.
+
+use std::collections::{BTreeSet, HashMap};
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::FutureExt;
+
+use crate::config::{Manifest, load_manifest};
+use crate::error::{LoadError, LoadErrorKind};
+use crate::host::Core;
+use crate::registry::{
+    self, ComponentSlot, Discovered, DiscoveredHttp, FileStamp, Fingerprint, HttpSlot, Layer, NativeSlot, Parts,
+    Snapshot,
+};
+use crate::sources::component::LoadedComponent;
+use crate::sources::component::code;
+use crate::sources::component::compile::Upgrade;
+use crate::sources::http::HttpTool;
+use crate::text::Escaped;
+use crate::trust::{self, Pin, Verified};
+
+/// Progress of a (re)load, for operators watching a slow start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadProgress {
+    /// `total` component files need loading (unchanged ones are not counted).
+    /// `total` component files need loading (unchanged ones are not counted).
+    #[allow(missing_docs)]
+    Started { total: usize },
+    /// One finished (loaded or failed); `from_cache` tells whether it skipped compiling.
+    #[allow(missing_docs)]
+    Loaded { done: usize, total: usize, path: PathBuf, from_cache: bool },
+}
+
+pub(crate) type ProgressFn = Arc<dyn Fn(LoadProgress) + Send + Sync>;
+
+/// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots, the
+/// last good versions of files that now fail, and its native tools; without it (the
+/// first snapshot) the native tools are `natives`.
+pub(crate) async fn build_snapshot(
+    core: &Arc<Core>,
+    layers: &[Layer],
+    previous: Option<&Snapshot>,
+    natives: Vec<NativeSlot>,
+    progress: Option<&ProgressFn>,
+) -> Snapshot {
+    let (scan, loading) = Scan::start(core, layers, previous, natives, progress);
+    finish_loading(scan, loading).await
+}
+
+/// Waits for every file of `scan` to load (or fail) and builds the snapshot.
+pub(crate) async fn finish_loading(mut scan: Scan, mut loading: Loading) -> Snapshot {
+    while let Some((order, slot)) = loading.next().await {
+        scan.fill(order, slot);
+    }
+    scan.finish()
+}
+
+/// What a (re)load found: a slot per discovered file, filled as its load finishes.
+pub(crate) struct Scan {
+    generation: u64,
+    layers: Vec<Layer>,
+    slots: Vec<Option<ComponentSlot>>,
+    /// Layer and namespace of each slot, filled or not.
+    places: Vec<(usize, String)>,
+    natives: Vec<NativeSlot>,
+    http_tools: Vec<HttpSlot>,
+    discovery_errors: Vec<LoadError>,
+    /// Carried over: a reload of files leaves upstream servers as they are.
+    source_errors: Vec<LoadError>,
+    loaded_any: bool,
+}
+
+impl Scan {
+    /// Discovers every file and starts loading the changed ones.
+    pub fn start(
+        core: &Arc<Core>,
+        layers: &[Layer],
+        previous: Option<&Snapshot>,
+        natives: Vec<NativeSlot>,
+        progress: Option<&ProgressFn>,
+    ) -> (Scan, Loading) {
+        let mut discovered = Vec::new();
+        let mut http_found = Vec::new();
+        let mut discovery_errors = Vec::new();
+        for (index, layer) in layers.iter().enumerate() {
+            let found = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
+            discovered.extend(found.components);
+            http_found.extend(found.http);
+            discovery_errors.extend(found.errors);
+        }
+        discovery_errors.extend(apply_lock_pins(core, layers, &mut discovered));
+        let mut http_tools = load_http_tools(core, http_found, previous);
+        let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
+        let (mut slots, to_load) = reuse_unchanged(discovered, previous);
+        for slot in unreadable_but_served(previous, &discovery_errors) {
+            places.push((slot.layer, slot.namespace.clone()));
+            slots.push(Some(slot));
+        }
+        http_tools.extend(unreadable_http_but_served(previous, &discovery_errors));
+        let scan = Scan {
+            generation: previous.map_or(0, |snapshot| snapshot.generation + 1),
+            layers: layers.to_vec(),
+            slots,
+            places,
+            natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
+            http_tools,
+            discovery_errors,
+            source_errors: previous.map(|snapshot| snapshot.source_errors.clone()).unwrap_or_default(),
+            loaded_any: !to_load.is_empty(),
+        };
+        (scan, Loading::start(core, to_load, progress))
+    }
+
+    pub fn fill(&mut self, order: usize, slot: ComponentSlot) {
+        self.slots[order] = Some(slot);
+    }
+
+    /// Namespaces with a file still loading.
+    pub fn pending_namespaces(&self) -> BTreeSet<String> {
+        self.pending().map(|(_, namespace)| namespace.to_owned()).collect()
+    }
+
+    fn pending(&self) -> impl Iterator<Item = (usize, &str)> {
+        let unfilled = self.slots.iter().zip(&self.places).filter(|(slot, _)| slot.is_none());
+        unfilled.map(|(_, (layer, namespace))| (*layer, namespace.as_str()))
+    }
+
+    /// What can be served while files are still loading, as snapshot `generation`: the
+    /// loaded files, except that a namespace with a file still loading in some layer
+    /// serves nothing from lower layers yet — the file may override any of its tools,
+    /// and a tool the operator overrode must never answer, not even during a start.
+    pub fn partial(&self, generation: u64) -> Snapshot {
+        let pending: Vec<(usize, &str)> = self.pending().collect();
+        let overridable = |layer: usize, namespace: &str| pending.iter().any(|(l, ns)| *l < layer && *ns == namespace);
+        let components = self.slots.iter().flatten().filter(|slot| !overridable(slot.layer, &slot.namespace));
+        let natives = self.natives.iter().filter(|native| !overridable(native.layer, &native.tool.namespace));
+        let http_tools = self.http_tools.iter().filter(|slot| !overridable(slot.layer, &slot.namespace));
+        Snapshot::build(Parts {
+            generation,
+            layers: self.layers.clone(),
+            components: components.cloned().collect(),
+            natives: natives.cloned().collect(),
+            http_tools: http_tools.cloned().collect(),
+            discovery_errors: self.discovery_errors.clone(),
+            source_errors: self.source_errors.clone(),
+        })
+    }
+
+    /// The snapshot once every file is loaded (or failed), with the generation after
+    /// the one `start` was given.
+    pub fn finish(self) -> Snapshot {
+        if self.loaded_any {
+            code::return_freed_memory();
+        }
+        Snapshot::build(Parts {
+            generation: self.generation,
+            layers: self.layers,
+            components: self.slots.into_iter().flatten().collect(),
+            natives: self.natives,
+            http_tools: self.http_tools,
+            discovery_errors: self.discovery_errors,
+            source_errors: self.source_errors,
+        })
+    }
+
+    /// Sets the generation `finish` gives, after partial snapshots took some.
+    pub fn set_generation(&mut self, generation: u64) {
+        self.generation = generation;
+    }
+}
+
+/// Puts `toolhost.lock`'s pins on the files they name, and returns an error for each
+/// pinned file that is missing from a root this host serves: declared and locked, but
+/// not pulled here yet.
+fn apply_lock_pins(core: &Core, layers: &[Layer], discovered: &mut [Discovered]) -> Vec<LoadError> {
+    let pins = core.pins.load();
+    if pins.is_empty() {
+        return Vec::new();
+    }
+    for found in discovered.iter_mut() {
+        found.pin = pins.get(&found.wasm).cloned();
+    }
+    let served = |path: &Path| {
+        let namespace = path.parent().and_then(Path::file_name).and_then(|name| name.to_str());
+        namespace.is_some_and(|namespace| core.serves_namespace(namespace))
+            && layers.iter().any(|layer| layer.root.as_deref().is_some_and(|root| path.starts_with(root)))
+    };
+    let mut missing: Vec<LoadError> = pins
+        .iter()
+        .filter(|(path, _)| served(path) && !discovered.iter().any(|found| &found.wasm == *path))
+        .map(|(path, pin)| {
+            let problem = format!("{} pins it, but it is not there: run `toolhost pull`", pin.by.display());
+            LoadError::new(path, LoadErrorKind::Io(problem))
+        })
+        .collect();
+    missing.sort_by(|a, b| a.path.cmp(&b.path));
+    missing
+}
+
+/// The slots of `previous` inside a root or namespace directory that could not be read
+/// this time (no file descriptors left, a permission changed): what they served keeps
+/// serving, like the last good version of a file that no longer loads, while the
+/// directory's error is reported.
+fn unreadable_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadError]) -> Vec<ComponentSlot> {
+    let Some(previous) = previous else { return Vec::new() };
+    let unreadable = unreadable_dirs(discovery_errors);
+    previous.components.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
+}
+
+/// The directories discovery could not read this time.
+fn unreadable_dirs(discovery_errors: &[LoadError]) -> Vec<&Path> {
+    discovery_errors
+        .iter()
+        .filter(|error| matches!(error.kind, LoadErrorKind::Io(_)))
+        .map(|error| error.path.as_path())
+        .collect()
+}
+
+/// The slots of HTTP tool definitions: unchanged files keep their slot; the others are
+/// read now (a small TOML file each, no compiling), and one that no longer loads keeps
+/// its last good version serving beside its error.
+fn load_http_tools(core: &Core, found: Vec<DiscoveredHttp>, previous: Option<&Snapshot>) -> Vec<HttpSlot> {
+    let previous_slots: HashMap<(&Path, usize), &HttpSlot> = previous
+        .map(|snapshot| snapshot.http_tools.iter().map(|slot| ((slot.path.as_path(), slot.layer), slot)).collect())
+        .unwrap_or_default();
+    found
+        .into_iter()
+        .map(|DiscoveredHttp { layer, namespace, path }| {
+            let stamp = FileStamp::of(&path);
+            let before = previous_slots.get(&(path.as_path(), layer)).copied();
+            if let Some(slot) = before.filter(|slot| slot.stamp.is_some() && slot.stamp == stamp) {
+                return slot.clone();
+            }
+            let last_good = before.and_then(|slot| slot.loaded.clone());
+            let (loaded, error) = match HttpTool::load(&path, core.defaults, core.ceilings) {
+                Ok(tool) => (Some(Arc::new(tool)), None),
+                Err(error) => {
+                    match &last_good {
+                        Some(_) => {
+                            tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string()))
+                        }
+                        None => tracing::warn!("{}", Escaped(&error.to_string())),
+                    }
+                    (last_good, Some(error))
+                }
+            };
+            HttpSlot { layer, namespace, path, stamp, loaded, error }
+        })
+        .collect()
+}
+
+/// The HTTP tools of `previous` inside a directory that could not be read this time:
+/// they keep serving, as components there do ([`unreadable_but_served`]).
+fn unreadable_http_but_served(previous: Option<&Snapshot>, discovery_errors: &[LoadError]) -> Vec<HttpSlot> {
+    let Some(previous) = previous else { return Vec::new() };
+    let unreadable = unreadable_dirs(discovery_errors);
+    previous.http_tools.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
+}
+
+/// A component file that needs loading: its place among the slots, what was found, its
+/// stamps now, and the version that served it so far.
+struct ToLoad {
+    order: usize,
+    found: Discovered,
+    fingerprint: Fingerprint,
+    last_good: Option<Arc<LoadedComponent>>,
+}
+
+/// The slots whose files are unchanged since `previous` (in discovery order, `None`
+/// where a file needs loading), and the files that do.
+fn reuse_unchanged(
+    discovered: Vec<Discovered>,
+    previous: Option<&Snapshot>,
+) -> (Vec<Option<ComponentSlot>>, Vec<ToLoad>) {
+    let previous_slots: HashMap<(&Path, usize), &ComponentSlot> = previous
+        .map(|snapshot| snapshot.components.iter().map(|slot| ((slot.path.as_path(), slot.layer), slot)).collect())
+        .unwrap_or_default();
+    let mut slots = Vec::with_capacity(discovered.len());
+    let mut to_load = Vec::new();
+    for (order, found) in discovered.into_iter().enumerate() {
+        let fingerprint = Fingerprint::of(&found);
+        let before = previous_slots.get(&(found.wasm.as_path(), found.layer)).copied();
+        match before {
+            Some(slot) if slot.fingerprint == fingerprint && slot.manifest == found.manifest => {
+                slots.push(Some(slot.clone()));
+            }
+            _ => {
+                slots.push(None);
+                to_load.push(ToLoad {
+                    order,
+                    found,
+                    fingerprint,
+                    last_good: before.and_then(|slot| slot.loaded.clone()),
+                });
+            }
+        }
+    }
+    (slots, to_load)
+}
+
+/// Files loading at once, at most: enough that a few components whose `list-tools` is
+/// slow hold up no other file, few enough that a start never runs out of file
+/// descriptors. Compiling is bounded separately, by the host's compile slots.
+const LOADS_AT_ONCE: usize = 32;
+
+/// Files loading in parallel; dropping it stops them. A component whose `list-tools` is
+/// slow holds no compile slot, and costs its own time limit only.
+pub(crate) struct Loading {
+    tasks: tokio::task::JoinSet<(usize, ComponentSlot)>,
+    done: usize,
+    total: usize,
+    progress: Option<ProgressFn>,
+}
+
+impl Loading {
+    fn start(core: &Arc<Core>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
+        let total = to_load.len();
+        if let Some(progress) = progress {
+            progress(LoadProgress::Started { total });
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        let load_slots = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));
+        for ToLoad { order, found, fingerprint, last_good } in to_load {
+            let (core, load_slots) = (core.clone(), load_slots.clone());
+            tasks.spawn(async move {
+                let _slot = load_slots.acquire_owned().await;
+                let result = load_catching_panics(&core, &found, last_good.as_deref()).await;
+                (order, slot_from(found, fingerprint, result, last_good))
+            });
+        }
+        Loading { tasks, done: 0, total, progress: progress.cloned() }
+    }
+
+    /// The next file to finish, with its place among the slots; `None` when all have.
+    /// Cancel-safe.
+    pub async fn next(&mut self) -> Option<(usize, ComponentSlot)> {
+        loop {
+            // Only a cancelled task fails to join (the runtime is shutting down).
+            let Ok((order, slot)) = self.tasks.join_next().await? else { continue };
+            self.done += 1;
+            if let Some(progress) = &self.progress {
+                let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
+                let (done, total, path) = (self.done, self.total, slot.path.clone());
+                progress(LoadProgress::Loaded { done, total, path, from_cache });
+            }
+            return Some((order, slot));
+        }
+    }
+}
+
+/// A bug in a loader must cost one file, not the file's last good version nor the
+/// whole reload: a panic becomes that file's load error.
+async fn load_catching_panics(
+    core: &Arc<Core>,
+    found: &Discovered,
+    previous: Option<&LoadedComponent>,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref(), found.pin.as_ref(), previous));
+    load.catch_unwind().await.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(LoadError::new(&found.wasm, LoadErrorKind::Invalid(format!("the loader failed: {message}"))))
+    })
+}
+
+fn slot_from(
+    found: Discovered,
+    fingerprint: Fingerprint,
+    result: Result<Arc<LoadedComponent>, LoadError>,
+    last_good: Option<Arc<LoadedComponent>>,
+) -> ComponentSlot {
+    let (loaded, error) = match result {
+        Ok(component) => (Some(component), None),
+        Err(error) => {
+            match &last_good {
+                Some(_) => tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string())),
+                None => tracing::warn!("{}", Escaped(&error.to_string())),
+            }
+            (last_good, Some(error))
+        }
+    };
+    ComponentSlot {
+        layer: found.layer,
+        namespace: found.namespace,
+        path: found.wasm,
+        manifest: found.manifest,
+        fingerprint,
+        loaded,
+        error,
+    }
+}
+
+/// Loads one component file with the manifest beside it (and its pin in
+/// `toolhost.lock`), to be served, reusing the code of `previous` (the version served
+/// until now) when the bytes are the same: baseline code is queued for the background
+/// compile that replaces it.
+pub(crate) async fn load_file(
+    core: &Arc<Core>,
+    path: &Path,
+    manifest_path: Option<&Path>,
+    lock_pin: Option<&Pin>,
+    previous: Option<&LoadedComponent>,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let (component, upgrade) = read_and_load(core, path, manifest_path, lock_pin, previous).await?;
+    let component = Arc::new(component);
+    if let (Some(upgrade), Some(optimizer)) = (upgrade, &core.optimizer) {
+        optimizer.enqueue(&component, upgrade);
+    }
+    Ok(component)
+}
+
+/// Loads one component file with the manifest beside it, to be looked at, not served.
+pub(crate) async fn inspect_file(
+    core: &Arc<Core>,
+    path: &Path,
+    manifest_path: Option<&Path>,
+) -> Result<LoadedComponent, LoadError> {
+    let lock_pin = core.pins.load().get(path).cloned();
+    read_and_load(core, path, manifest_path, lock_pin.as_ref(), None).await.map(|(component, _)| component)
+}
+
+async fn read_and_load(
+    core: &Arc<Core>,
+    path: &Path,
+    manifest_path: Option<&Path>,
+    lock_pin: Option<&Pin>,
+    previous: Option<&LoadedComponent>,
+) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
+    let manifest = match manifest_path {
+        Some(manifest_path) => load_manifest(manifest_path, core.defaults, core.ceilings)?,
+        None => Manifest::default_for(core.defaults),
+    };
+    let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
+    let manifest_pin = manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned() });
+    let pins: Vec<Pin> = manifest_pin.into_iter().chain(lock_pin.cloned()).collect();
+    let (bytes, verified) = verify(core, path, pins, bytes).await?;
+    let (mut component, upgrade) = core.loader().load_bytes(path, manifest_path, bytes, manifest, previous).await?;
+    component.verified = verified;
+    Ok((component, upgrade))
+}
+
+/// Checks the bytes just read against their pins (the manifest's, `toolhost.lock`'s)
+/// and the host's signing keys ([`crate::trust`]) before anything treats them as code:
+/// not the compile cache, not the reuse of the code served until now, not a compile.
+/// Off the executor: one SHA-256 pass over a large component takes milliseconds.
+async fn verify(
+    core: &Arc<Core>,
+    path: &Path,
+    pins: Vec<Pin>,
+    bytes: Vec<u8>,
+) -> Result<(Vec<u8>, Option<Verified>), LoadError> {
+    if pins.is_empty() && !core.signing_keys.required() {
+        return Ok((bytes, None));
+    }
+    let (core, file) = (core.clone(), path.to_owned());
+    let checked = tokio::task::spawn_blocking(move || {
+        let verified = trust::verify(&file, &bytes, &pins, &core.signing_keys);
+        (bytes, verified)
+    })
+    .await;
+    match checked {
+        Ok((bytes, Ok(verified))) => Ok((bytes, verified)),
+        Ok((_, Err(kind))) => Err(LoadError::new(path, kind)),
+        Err(e) => Err(LoadError::new(path, LoadErrorKind::Invalid(format!("the check of its bytes failed: {e}")))),
+    }
+}

@@ -1,0 +1,213 @@
+//! A loaded component, shared by every call to its tools: the tools it offers, what its
+//! manifest decided, and its native code ready to instantiate while it is resident
+//! ([`crate::sources::component::code`]).
+
+pub(crate) mod code;
+pub(crate) mod compile;
+pub(crate) mod optimize;
+pub mod plain;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::contract;
+use crate::policy::ToolPolicy;
+use crate::runtime::engine::Tier;
+use crate::sandbox::grants::{Capabilities, Grants};
+use crate::sandbox::limits::Limits;
+use crate::schema::Schema;
+use crate::sources::component::code::Resident;
+use crate::sources::component::plain::{PlainFunction, SkippedExport};
+use crate::trust::Verified;
+
+/// A loaded component.
+pub struct LoadedComponent {
+    /// The component file.
+    pub path: PathBuf,
+    /// BLAKE3 of the file's bytes, hex.
+    pub hash: String,
+    /// Bytes of the file.
+    pub size: u64,
+    /// How its tools are reached.
+    pub contract: Contract,
+    /// Interfaces the component imports (what it *could* ask for).
+    pub imports: Vec<String>,
+    /// The tools it offers, in its order.
+    pub tools: Vec<ToolDef>,
+    /// Time spent compiling, or loading native code from the compile cache.
+    pub compile_time: Duration,
+    /// Whether the native code came from the compile cache.
+    pub from_cache: bool,
+    /// The manifest beside the component, when there is one.
+    pub manifest: Option<PathBuf>,
+    /// Per-call limits, from the manifest over the host's defaults.
+    pub limits: Limits,
+    /// What the manifest grants.
+    pub grants: Arc<Grants>,
+    /// The manifest's policy for its tools (`[policy]`; a tool's own is in its
+    /// [`ToolDef`]).
+    pub policy: ToolPolicy,
+    /// The exported function behind each tool of a plain component (in the order of
+    /// `tools`); empty for a toolbox.
+    pub(crate) plain: Vec<PlainFunction>,
+    /// Its native code, while resident.
+    pub(crate) resident: Resident,
+    /// What was checked of its bytes before they were compiled: their digest against
+    /// the manifest's pin, their signature; `None` when nothing asked for a check.
+    pub verified: Option<Verified>,
+}
+
+/// How a component's tools are reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Contract {
+    /// It exports `toolhost:tool/toolbox` at this version (e.g. `0.1.0`).
+    Toolbox {
+        /// The contract version.
+        version: String,
+    },
+    /// It exports plain functions, each a tool; the rest are listed with why not.
+    Plain {
+        /// Exported functions that are not tools.
+        skipped: Vec<SkippedExport>,
+    },
+}
+
+impl LoadedComponent {
+    /// Which capabilities its imports ask for, beside what its manifest grants.
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&self.imports, &self.grants)
+    }
+
+    /// Drops what the component rebuilds cheaply once no call used it for `idle`: its
+    /// tools' compiled schemas, and its native code when the compile cache holds it.
+    /// Says whether it dropped anything.
+    pub(crate) fn drop_if_idle(&self, idle: Duration) -> bool {
+        if !self.resident.idle_for(idle) {
+            return false;
+        }
+        let schemas = self.tools.iter().flat_map(|tool| [&tool.input_schema, &tool.output_schema]);
+        let released = schemas.filter(|schema| schema.is_compiled()).inspect(|schema| schema.release()).count();
+        self.resident.evict_if_idle(idle) || released > 0
+    }
+
+    /// Whether its tools are plain exported functions.
+    pub fn is_plain(&self) -> bool {
+        matches!(self.contract, Contract::Plain { .. })
+    }
+
+    /// The exported function behind tool `index` of a plain component.
+    pub fn plain_function(&self, index: usize) -> Option<&PlainFunction> {
+        self.plain.get(index)
+    }
+
+    /// The tier of the code calls run now; `None` while none is resident (the next call
+    /// maps it from the compile cache).
+    pub fn tier(&self) -> Option<Tier> {
+        self.resident.tier()
+    }
+}
+
+impl std::fmt::Debug for LoadedComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedComponent")
+            .field("path", &self.path)
+            .field("hash", &self.hash)
+            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How `toolhost inspect` shows a component: what it offers, what it imports and what it
+/// is granted (configuration keys, never values).
+impl serde::Serialize for LoadedComponent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(index, tool)| {
+                let mut shown = json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema.json(),
+                    "output_schema": tool.output_schema.json(),
+                });
+                if tool.limits != self.limits {
+                    shown["limits"] = json!(tool.limits);
+                }
+                if tool.policy != self.policy {
+                    shown["policy"] = json!(tool.policy);
+                }
+                if let Some(function) = self.plain_function(index) {
+                    shown["export"] = json!(function.interface);
+                    shown["wit"] = json!(function.signature);
+                }
+                shown
+            })
+            .collect();
+        let (contract, skipped) = match &self.contract {
+            Contract::Toolbox { version } => (format!("{}@{version}", contract::PACKAGE), None),
+            Contract::Plain { skipped } => ("plain exports".to_owned(), Some(skipped)),
+        };
+        json!({
+            "file": self.path,
+            "hash": self.hash,
+            "verified": self.verified,
+            "size_bytes": self.size,
+            "compile_ms": self.compile_time.as_secs_f64() * 1000.0,
+            "from_compile_cache": self.from_cache,
+            "tier": self.tier(),
+            "contract": contract,
+            "skipped_exports": skipped,
+            "manifest": self.manifest,
+            "limits": self.limits,
+            "policy": self.policy,
+            "capabilities": self.capabilities(),
+            "imports": self.imports,
+            "tools": tools,
+        })
+        .serialize(serializer)
+    }
+}
+
+/// One tool of a component.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    /// The tool's name within its namespace.
+    pub name: String,
+    /// What it does, for the agent deciding whether to call it.
+    pub description: String,
+    /// Its input, checked before every call.
+    pub input_schema: Schema,
+    /// Its output, checked after every call.
+    pub output_schema: Schema,
+    /// Per-call limits (the manifest's, per tool where it says so; for native tools
+    /// only the timeout and output size apply).
+    pub limits: Limits,
+    /// What the operator decided about it: approval, risk, hints.
+    pub policy: ToolPolicy,
+    /// What its output is.
+    pub output_form: OutputForm,
+}
+
+/// What a tool's output is, for consumers that can pass it on in its own form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputForm {
+    /// A JSON value, described by the output schema.
+    #[default]
+    Json,
+    /// `{"content": [...]}`: MCP content blocks, as an upstream MCP tool that declares
+    /// no output schema answers; an MCP client gets the blocks themselves.
+    McpContent,
+}
+
+impl OutputForm {
+    /// Whether it is plain JSON.
+    pub fn is_json(&self) -> bool {
+        *self == OutputForm::Json
+    }
+}

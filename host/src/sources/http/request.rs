@@ -1,0 +1,131 @@
+//! One call of an HTTP tool: the request from the input, sent through the outgoing-HTTP
+//! rules of components (allow-list, special-purpose addresses, a connection to the
+//! checked address), and the output from the response.
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HOST, USER_AGENT};
+use http::{HeaderValue, Request};
+use http_body_util::{BodyExt, Full, Limited};
+use serde_json::Value;
+
+use crate::sandbox::outbound::{DeniedRequest, Resolve, checked_address, send_pinned};
+use crate::sources::http::definition::RequestSpec;
+use crate::text::{Escaped, bounded};
+
+/// Most bytes of an error response's body quoted in the failure.
+pub(crate) const MAX_EXCERPT: usize = 512;
+
+/// How a call fails, before the pipeline puts it in its terms.
+#[derive(Debug)]
+pub(crate) enum HttpCallFailure {
+    /// The input cannot fill the request (a URL value, the body's part).
+    Input(String),
+    /// The service, or the way to it, failed.
+    Failed(String),
+    /// The host could not make the request (a secret that went away).
+    Host(String),
+}
+
+/// Sends the request `input` makes and returns the output. A refused destination is
+/// recorded in `denied`.
+pub(crate) async fn call(
+    spec: &RequestSpec,
+    input: &Value,
+    resolver: &dyn Resolve,
+    denied: &mut Vec<DeniedRequest>,
+) -> Result<Value, HttpCallFailure> {
+    let url = spec.url.fill(input).map_err(HttpCallFailure::Input)?;
+    let mut secrets = Vec::new();
+    let mut request = Request::builder().method(spec.method.clone()).uri(&url);
+    let mut has_content_type = false;
+    for (name, source) in &spec.headers {
+        let value = source.value().map_err(|problem| HttpCallFailure::Host(format!("header `{name}`: {problem}")))?;
+        if let Ok(Some(secret)) = source.secret() {
+            secrets.push(secret);
+        }
+        has_content_type |= name == CONTENT_TYPE;
+        request = request.header(name, value);
+    }
+    let authority = HeaderValue::from_str(&spec.url.authority)
+        .map_err(|_| HttpCallFailure::Host("the URL's authority is not a Host header".into()))?;
+    request = request.header(HOST, authority).header(USER_AGENT, concat!("toolhost/", env!("CARGO_PKG_VERSION")));
+    let body = match &spec.body {
+        None => Bytes::new(),
+        Some(pointer) => {
+            let part = input.pointer(pointer).ok_or_else(|| {
+                HttpCallFailure::Input(format!("the request's body is the input's `{pointer}`, which is absent"))
+            })?;
+            if !has_content_type {
+                request = request.header(CONTENT_TYPE, "application/json");
+            }
+            Bytes::from(part.to_string())
+        }
+    };
+    let request = request
+        .body(Full::new(body).map_err(|never| match never {}).boxed_unsync())
+        .map_err(|e| HttpCallFailure::Input(format!("the URL `{}` is not valid: {e}", Escaped(&url))))?;
+
+    let destination = format!("{}:{}", spec.url.host, spec.url.port);
+    let address = match checked_address(&spec.network, resolver, &spec.url.host, spec.url.port).await {
+        Ok(address) => address,
+        Err(refusal) => {
+            tracing::info!(target: "toolhost::outbound", %destination, reason = %refusal.reason, "outgoing request refused");
+            let message = format!("the request to {destination} was refused: {}", refusal.reason);
+            denied.push(DeniedRequest { destination, reason: refusal.reason });
+            return Err(HttpCallFailure::Failed(message));
+        }
+    };
+    let bare_host = spec.url.host.trim_start_matches('[').trim_end_matches(']');
+    let use_tls = spec.url.scheme == "https";
+    // No timeout per network phase: the call's time limit bounds the whole request, and
+    // a phase limit equal to it would race it and turn a `timeout` into a `failed`.
+    let (response, _connection) = send_pinned(request, None, address, use_tls, bare_host)
+        .await
+        .map_err(|e| HttpCallFailure::Failed(format!("the request to {destination} failed: {e}")))?;
+    let status = response.status();
+    let body = Limited::new(response.into_body(), usize::try_from(spec.max_response).unwrap_or(usize::MAX))
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes());
+    if !status.is_success() {
+        let excerpt = match &body {
+            Ok(bytes) => excerpt(bytes, &secrets),
+            Err(_) => "(the body is over max_response)".to_owned(),
+        };
+        return Err(HttpCallFailure::Failed(format!("{destination} answered HTTP {status}: {excerpt}")));
+    }
+    let body = body.map_err(|e| {
+        let over = e.downcast_ref::<http_body_util::LengthLimitError>().is_some();
+        match over {
+            true => HttpCallFailure::Failed(format!(
+                "the response is over this tool's max_response ({} bytes)",
+                spec.max_response
+            )),
+            false => HttpCallFailure::Failed(format!("the response from {destination} broke off: {e}")),
+        }
+    })?;
+    let response: Value = serde_json::from_slice(&body).map_err(|e| {
+        HttpCallFailure::Failed(format!("the response is not JSON ({e}); it begins: {}", excerpt(&body, &secrets)))
+    })?;
+    match &spec.output {
+        None => Ok(response),
+        Some(pointer) => response.pointer(pointer).cloned().ok_or_else(|| {
+            HttpCallFailure::Failed(format!(
+                "the response has nothing at `{pointer}`; it begins: {}",
+                excerpt(response.to_string().as_bytes(), &secrets)
+            ))
+        }),
+    }
+}
+
+/// The start of a body for an error message: bounded, with any secret the request
+/// carried blanked out (a service may echo a header back), and control characters
+/// escaped.
+fn excerpt(body: &[u8], secrets: &[String]) -> String {
+    let mut text = String::from_utf8_lossy(body).into_owned();
+    for secret in secrets.iter().filter(|secret| !secret.is_empty()) {
+        text = text.replace(secret.as_str(), "[secret]");
+    }
+    let text = bounded(text, MAX_EXCERPT);
+    Escaped(&text).to_string()
+}

@@ -1,0 +1,222 @@
+//! Native tools: async Rust functions an embedder registers beside the sandboxed ones.
+//!
+//! A native tool is served like any other: it has a full name in a layer, it is listed,
+//! exported and served over MCP, and its calls go through the same pipeline (policy,
+//! approval, input validation, a timeout, the output size limit, output validation, the
+//! audit record). It runs in the host process, so fuel, memory limits and grants do not
+//! apply: only register code you trust as much as the host itself.
+//!
+//! ```no_run
+//! # use toolhost::{NativeTool, ToolError};
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct City { name: String }
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Weather { celsius: f64 }
+//!
+//! let weather = NativeTool::typed("weather/now", "Current temperature in a city.", |city: City| async move {
+//!     if city.name.is_empty() {
+//!         return Err(ToolError::InvalidInput("the city has no name".into()));
+//!     }
+//!     Ok(Weather { celsius: 21.5 })
+//! })
+//! .expect("a valid name and schemas");
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::names;
+use crate::policy::{Risk, ToolHints, ToolPolicy};
+use crate::sandbox::limits::Limits;
+use crate::schema::Schema;
+use crate::sources::component::{OutputForm, ToolDef};
+
+/// How a native tool fails on its side; the call pipeline reports it like a guest's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The input fits the schema but makes no sense to the tool.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The tool tried and failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Why a native tool cannot be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NativeToolError {
+    /// The name is not `namespace/tool` with valid parts.
+    #[error("native tool `{name}`: {problem}")]
+    BadName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A schema is not JSON Schema.
+    #[error("native tool `{name}`: {problem}")]
+    BadSchema {
+        /// The tool's name.
+        name: String,
+        /// Which schema, and what is wrong with it.
+        problem: String,
+    },
+    /// No layer of the host has this name.
+    #[error("no layer named `{0}` (native tools go into a layer the host was built with)")]
+    NoSuchLayer(String),
+}
+
+type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// A tool implemented by an async Rust function. Cheap to clone.
+#[derive(Clone)]
+pub struct NativeTool {
+    pub(crate) namespace: String,
+    pub(crate) def: Arc<ToolDef>,
+    /// Its own time limit; the def's limits are the host's defaults with this over
+    /// them once the tool is registered (only `timeout` and `max_output` apply to
+    /// native code).
+    timeout: Option<Duration>,
+    /// Its own output size limit, likewise.
+    max_output: Option<u64>,
+    /// The upstream MCP server answering for it; `None` for a tool of the embedder.
+    pub(crate) upstream: Option<String>,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for NativeTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeTool").field("name", &self.full_name()).finish_non_exhaustive()
+    }
+}
+
+impl NativeTool {
+    /// A tool from JSON Schemas and a function of raw JSON. `name` is the full name,
+    /// `namespace/tool`. The input reaching `handler` has passed `input_schema`.
+    pub fn new<F, Fut>(
+        name: &str,
+        description: &str,
+        input_schema: Value,
+        output_schema: Value,
+        handler: F,
+    ) -> Result<NativeTool, NativeToolError>
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let bad_name = |problem: String| NativeToolError::BadName { name: name.to_owned(), problem };
+        let (namespace, tool) =
+            names::split(name).ok_or_else(|| bad_name("a native tool's name is `namespace/tool`".into()))?;
+        names::validate_namespace(namespace).map_err(bad_name)?;
+        names::validate_tool(tool).map_err(bad_name)?;
+        let schema = |which: &str, schema: Value| {
+            Schema::compile(&schema.to_string()).map_err(|problem| NativeToolError::BadSchema {
+                name: name.to_owned(),
+                problem: format!("{which} schema: {problem}"),
+            })
+        };
+        let def = ToolDef {
+            name: tool.to_owned(),
+            description: description.to_owned(),
+            input_schema: schema("input", input_schema)?,
+            output_schema: schema("output", output_schema)?,
+            limits: Limits::default(),
+            policy: ToolPolicy::default(),
+            output_form: OutputForm::Json,
+        };
+        let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
+        Ok(NativeTool {
+            namespace: namespace.to_owned(),
+            def: Arc::new(def),
+            timeout: None,
+            max_output: None,
+            upstream: None,
+            handler,
+        })
+    }
+
+    /// A tool from a typed function: its schemas are derived from `In` and `Out`
+    /// (schemars), its input deserialized and its output serialized by serde.
+    pub fn typed<In, Out, F, Fut>(name: &str, description: &str, handler: F) -> Result<NativeTool, NativeToolError>
+    where
+        In: DeserializeOwned + JsonSchema + Send + 'static,
+        Out: Serialize + JsonSchema + 'static,
+        F: Fn(In) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+    {
+        let input_schema = schemars::schema_for!(In).to_value();
+        let output_schema = schemars::schema_for!(Out).to_value();
+        let handler = Arc::new(handler);
+        NativeTool::new(name, description, input_schema, output_schema, move |input: Value| {
+            let handler = handler.clone();
+            async move {
+                let input: In = serde_json::from_value(input).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+                let output = handler(input).await?;
+                serde_json::to_value(output).map_err(|e| ToolError::Failed(format!("output is not JSON: {e}")))
+            }
+        })
+    }
+
+    /// Calls must pass the host's approval hook first.
+    pub fn requiring_approval(mut self) -> NativeTool {
+        Arc::make_mut(&mut self.def).policy.requires_approval = true;
+        self
+    }
+
+    /// Its risk level (the default is medium).
+    pub fn with_risk(mut self, risk: Risk) -> NativeTool {
+        Arc::make_mut(&mut self.def).policy.risk = risk;
+        self
+    }
+
+    /// How it behaves, for clients (MCP tool annotations) and listing filters.
+    pub fn with_hints(mut self, hints: ToolHints) -> NativeTool {
+        Arc::make_mut(&mut self.def).policy.hints = hints;
+        self
+    }
+
+    /// Its output is MCP content blocks (`{"content": [...]}`), which MCP clients get
+    /// as blocks rather than as structured content.
+    pub fn with_mcp_content_output(mut self) -> NativeTool {
+        Arc::make_mut(&mut self.def).output_form = OutputForm::McpContent;
+        self
+    }
+
+    /// Its own time limit instead of the host's default.
+    pub fn with_timeout(mut self, timeout: Duration) -> NativeTool {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Its own output size limit (bytes of JSON) instead of the host's default.
+    pub fn with_max_output(mut self, bytes: u64) -> NativeTool {
+        self.max_output = Some(bytes);
+        self
+    }
+
+    /// `namespace/tool`.
+    pub fn full_name(&self) -> String {
+        names::full_name(&self.namespace, &self.def.name)
+    }
+
+    /// This tool as registered in a host whose default limits are `defaults`.
+    pub(crate) fn registered(mut self, defaults: Limits) -> NativeTool {
+        Arc::make_mut(&mut self.def).limits = Limits {
+            timeout: self.timeout.unwrap_or(defaults.timeout),
+            max_output: self.max_output.unwrap_or(defaults.max_output),
+            ..defaults
+        };
+        self
+    }
+
+    pub(crate) fn call(&self, input: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+        (self.handler)(input)
+    }
+}

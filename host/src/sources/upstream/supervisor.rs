@@ -1,0 +1,320 @@
+//! Keeps each upstream server connected and its tools served: one task per server.
+//!
+//! connect → list → serve its tools; on `tools/list_changed` list again; when the
+//! connection ends (the child died, the HTTP server went away) or cannot be made, the
+//! namespace serves nothing and carries a load error, and the next attempt waits a
+//! backoff (0.5 s doubling to 30 s, reset by a connection that lived a minute).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rmcp::model::SubscriptionFilter;
+use rmcp::service::Subscription;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::UpstreamServer;
+use super::client::{Connection, connect};
+use super::tools::upstream_tool;
+use crate::error::{LoadError, LoadErrorKind};
+use crate::host::ToolHost;
+use crate::sources::native::NativeTool;
+
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+const LAST_RETRY: Duration = Duration::from_secs(30);
+/// A connection that lived this long was healthy: the next failure retries quickly.
+const HEALTHY: Duration = Duration::from_secs(60);
+
+/// The supervisors of a host's upstream servers, one task per server; dropping it (with
+/// the last clone of the host that owns it) stops them, and with them the child
+/// processes.
+pub(crate) struct Supervisors {
+    /// A clone of the host that does not own these supervisors (it would never be
+    /// dropped): what new supervisors publish to.
+    host: ToolHost,
+    /// By server name. Changed one [`Supervisors::apply`] at a time.
+    running: tokio::sync::Mutex<BTreeMap<String, Supervised>>,
+}
+
+struct Supervised {
+    server: UpstreamServer,
+    task: JoinHandle<()>,
+    /// What its task last said of the connection.
+    state: watch::Receiver<UpstreamState>,
+}
+
+/// How an upstream server is doing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum UpstreamState {
+    /// The first connection is being made.
+    Connecting,
+    /// Connected, and its tools listed.
+    Connected {
+        /// The MCP revision the server and toolhost agreed on.
+        protocol: String,
+        /// What the server said it is (text from the server), when it did.
+        implementation: Option<Implementation>,
+        /// How many of its tools are served.
+        tools_served: usize,
+    },
+    /// Not connected (never, or no longer); retried with backoff.
+    Failed {
+        /// Why, and when the next attempt is.
+        problem: String,
+    },
+}
+
+/// An MCP implementation's name and version.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Implementation {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// An upstream server, as declared, and how it is doing.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct UpstreamStatus {
+    /// Its declaration (where secrets come from, never their values).
+    pub server: UpstreamServer,
+    /// Its connection.
+    #[serde(flatten)]
+    pub state: UpstreamState,
+}
+
+/// What [`Supervisors::apply`] did, by server name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpstreamChanges {
+    /// Declared now, not before: connected.
+    pub started: Vec<String>,
+    /// Declared before, not now: disconnected, their tools gone.
+    pub stopped: Vec<String>,
+    /// Declared differently: disconnected and connected again.
+    pub restarted: Vec<String>,
+}
+
+impl UpstreamChanges {
+    /// Whether nothing started, stopped or restarted.
+    pub fn is_empty(&self) -> bool {
+        self.started.is_empty() && self.stopped.is_empty() && self.restarted.is_empty()
+    }
+}
+
+impl Drop for Supervisors {
+    fn drop(&mut self) {
+        for supervised in self.running.get_mut().values() {
+            supervised.task.abort();
+        }
+    }
+}
+
+impl Supervisors {
+    /// Supervisors of no server yet. `host` must not own them.
+    pub fn new(host: ToolHost) -> Supervisors {
+        Supervisors { host, running: tokio::sync::Mutex::default() }
+    }
+
+    /// Makes `servers` the upstream servers: starts the new ones (all at once), stops
+    /// the ones no longer declared, restarts the ones declared differently, and leaves
+    /// the others connected. A stopped server's namespace is gone before this returns.
+    pub async fn apply(&self, servers: Vec<UpstreamServer>) -> UpstreamChanges {
+        let mut running = self.running.lock().await;
+        let mut changes = UpstreamChanges::default();
+        let wanted: BTreeMap<String, UpstreamServer> =
+            servers.into_iter().map(|server| (server.name.clone(), server)).collect();
+        let gone: Vec<String> = running
+            .iter()
+            .filter(|(name, supervised)| wanted.get(*name) != Some(&supervised.server))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in gone {
+            let Some(supervised) = running.remove(&name) else { continue };
+            // Awaited, so that nothing it was publishing lands after the namespace is
+            // cleared; dropping its future ends the connection and kills a child.
+            supervised.task.abort();
+            let _ = supervised.task.await;
+            publish(&self.host, &supervised.server, Vec::new(), None).await;
+            if wanted.contains_key(&name) {
+                changes.restarted.push(name);
+            } else {
+                changes.stopped.push(name);
+            }
+        }
+        for (name, server) in wanted {
+            if running.contains_key(&name) {
+                continue;
+            }
+            if !changes.restarted.contains(&name) {
+                changes.started.push(name.clone());
+            }
+            let (reported, state) = watch::channel(UpstreamState::Connecting);
+            let host = self.host.clone();
+            let supervised_server = server.clone();
+            let task = tokio::spawn(async move { supervise(&host, &supervised_server, reported).await });
+            running.insert(name, Supervised { server, task, state });
+        }
+        changes
+    }
+
+    /// Waits until every server has been tried once (or `limit` passed).
+    pub async fn first_attempts(&self, limit: Duration) {
+        let states: Vec<watch::Receiver<UpstreamState>> =
+            self.running.lock().await.values().map(|supervised| supervised.state.clone()).collect();
+        let all = futures::future::join_all(states.into_iter().map(|mut state| async move {
+            let _ = state.wait_for(|state| *state != UpstreamState::Connecting).await;
+        }));
+        let _ = tokio::time::timeout(limit, all).await;
+    }
+
+    /// Every server, by name, and how it is doing.
+    pub async fn statuses(&self) -> Vec<UpstreamStatus> {
+        let running = self.running.lock().await;
+        running
+            .values()
+            .map(|supervised| UpstreamStatus {
+                server: supervised.server.clone(),
+                state: supervised.state.borrow().clone(),
+            })
+            .collect()
+    }
+}
+
+/// Where a server comes from, as its load errors and listings name it: its section of
+/// `toolhost.toml`.
+pub(crate) fn section(server: &str) -> PathBuf {
+    PathBuf::from(format!("[[upstream]] {server}"))
+}
+
+/// Keeps `server` connected for as long as the task lives, saying how in `state`.
+async fn supervise(host: &ToolHost, server: &UpstreamServer, state: watch::Sender<UpstreamState>) {
+    let mut retry = FIRST_RETRY;
+    loop {
+        let started = Instant::now();
+        let (changed, mut changes) = mpsc::channel(1);
+        let ended = match connect(server, changed).await {
+            Ok(connection) => serve(host, server, connection, &mut changes, &state).await,
+            Err(problem) => problem,
+        };
+        if started.elapsed() >= HEALTHY {
+            retry = FIRST_RETRY;
+        }
+        let problem = format!("{ended} (next attempt in {:.1} s)", retry.as_secs_f64());
+        tracing::warn!(server = %server.name, "upstream MCP server: {}", crate::text::Escaped(&problem));
+        publish(host, server, Vec::new(), Some(problem.clone())).await;
+        state.send_replace(UpstreamState::Failed { problem });
+        tokio::time::sleep(retry).await;
+        retry = (retry * 2).min(LAST_RETRY);
+    }
+}
+
+/// Serves the tools of a live connection, listing them again on every change, until
+/// the connection ends; returns why it ended.
+async fn serve(
+    host: &ToolHost,
+    server: &UpstreamServer,
+    connection: Connection,
+    changes: &mut mpsc::Receiver<()>,
+    state: &watch::Sender<UpstreamState>,
+) -> String {
+    let peer = connection.peer().clone();
+    let info = peer.peer_info();
+    let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
+    let implementation = info.as_ref().and_then(|info| info.server_info.as_ref()).map(|implementation| {
+        Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
+    });
+    tracing::info!(server = %server.name, protocol = %protocol, "upstream MCP server connected");
+    let announces_changes =
+        info.as_ref().and_then(|info| info.capabilities.tools.as_ref()).and_then(|tools| tools.list_changed);
+    // From the 2026-07-28 revision on, a server sends list changes only on a
+    // subscription; before it, on the connection itself (the handler hears them).
+    let mut subscription = match info {
+        Some(info) if !info.protocol_version.has_initialize() && announces_changes == Some(true) => {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            match peer.listen(filter).await {
+                Ok(subscription) => Some(subscription),
+                Err(e) => {
+                    // Its tools still serve; only their changes go unheard until the
+                    // next connection.
+                    let problem = crate::text::Escaped(&e.to_string()).to_string();
+                    tracing::warn!(server = %server.name, "upstream MCP server: `subscriptions/listen` failed: {problem}");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let mut ended = Box::pin(connection.waiting());
+    loop {
+        let listed = tokio::select! {
+            listed = peer.list_all_tools() => listed,
+            reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
+        };
+        let tools = match listed {
+            Ok(tools) => tools,
+            Err(e) => return format!("`tools/list` failed: {e}"),
+        };
+        let mut served = Vec::with_capacity(tools.len());
+        let mut refused = Vec::new();
+        for tool in &tools {
+            match upstream_tool(&server.name, tool, &peer, server.timeout, server.max_response) {
+                Ok(native) => served.push(native),
+                Err(problem) => refused.push(problem),
+            }
+        }
+        let error = (!refused.is_empty()).then(|| format!("tools not served: {}", refused.join("; ")));
+        let count = served.len();
+        publish(host, server, served, error).await;
+        state.send_replace(UpstreamState::Connected {
+            protocol: protocol.clone(),
+            implementation: implementation.clone(),
+            tools_served: count,
+        });
+        tokio::select! {
+            changed = changes.recv() => {
+                if changed.is_none() {
+                    return "the connection's handler stopped".to_owned();
+                }
+            }
+            notified = next_notification(subscription.as_mut()) => match notified {
+                Ok(Some(_)) => {}
+                // Listed once more (a change may be what was missed), then served
+                // without hearing of changes until the next connection.
+                Ok(None) | Err(_) => {
+                    tracing::warn!(server = %server.name, "upstream MCP server ended the subscription to tool list changes");
+                    subscription = None;
+                }
+            },
+            reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
+        }
+    }
+}
+
+/// The next notification of `subscription`; never, without one.
+async fn next_notification(
+    subscription: Option<&mut Subscription>,
+) -> Result<Option<rmcp::model::ServerNotification>, rmcp::ServiceError> {
+    match subscription {
+        Some(subscription) => subscription.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn quit_reason(reason: Result<rmcp::service::QuitReason, tokio::task::JoinError>) -> String {
+    match reason {
+        Ok(reason) => format!("{reason:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Makes `tools` the whole namespace of `server`, with `problem` as its load error.
+async fn publish(host: &ToolHost, server: &UpstreamServer, tools: Vec<NativeTool>, problem: Option<String>) {
+    let error = problem.map(|problem| {
+        LoadError::new(section(&server.name), LoadErrorKind::Upstream { server: server.name.clone(), problem })
+    });
+    if let Err(problem) = host.replace_source(&server.layer, &server.name, tools, error).await {
+        tracing::error!(server = %server.name, "upstream MCP server: {problem}");
+    }
+}
