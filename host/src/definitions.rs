@@ -32,8 +32,8 @@ use serde_json::{Map, Value, json};
 
 use crate::ToolDescription;
 use crate::names;
-use crate::policy::ToolHints;
 use crate::schema::{ArgumentShape, WRAPPED_INPUT, argument_shape, local_definition};
+use crate::tool::ToolHints;
 
 /// A consumer of tool definitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

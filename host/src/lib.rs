@@ -58,6 +58,7 @@ pub mod serve;
 mod sources;
 pub mod storage;
 pub mod text;
+mod tool;
 pub mod trust;
 mod units;
 
@@ -70,25 +71,27 @@ pub use crate::host::access::ListingVersion;
 pub use crate::host::audit::CallRecord;
 pub use crate::host::call::{CallOptions, CallReport, ToolCall};
 pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
-pub use crate::policy::{
-    Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, Risk, SessionTools, ToolFilter,
-    ToolHints, ToolPolicy,
-};
+pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, SessionTools};
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
 pub use crate::registry::scan::LoadProgress;
 pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{
-    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, NativeSlot, Overridden, RegistryChange, Snapshot,
-    SourceKind, ToolDescription, ToolEntry, ToolSource,
+    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, NativeSlot, RegistryChange, Snapshot, ToolEntry,
+    ToolSource,
 };
 pub use crate::runtime::engine::{EngineSettings, Tier, Tiering};
 pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};
-pub use crate::sandbox::limits::{Ceilings, Limits, MAX_INSTANCES, MAX_TIMEOUT, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
+pub use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
 pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};
 pub use crate::sandbox::outbound::{Resolve, SystemResolver};
 pub use crate::sandbox::output::{CapturedOutput, LogLine};
 pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
 pub use crate::sources::component::plain::{PlainFunction, SkippedExport};
-pub use crate::sources::component::{Contract, LoadedComponent, OutputForm, ToolDef};
+pub use crate::sources::component::{Contract, LoadedComponent};
 pub use crate::sources::http::{HttpTool, is_http_tool_file};
-pub use crate::sources::native::{NativeTool, NativeToolError, ToolError};
+pub use crate::sources::native::{NativeTool, NativeToolError};
+pub use crate::tool::ToolError;
+pub use crate::tool::{Ceilings, Limits, MAX_TIMEOUT};
+pub use crate::tool::{OutputForm, ToolDef};
+pub use crate::tool::{Overridden, SourceKind, ToolDescription};
+pub use crate::tool::{Risk, ToolFilter, ToolHints, ToolPolicy};

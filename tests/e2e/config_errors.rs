@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toolhost::{Ceilings, EngineSettings, HostConfig, Limits, Manifest};
+use toolhost::{EngineSettings, HostConfig, Limits, Manifest};
 
 fn cases(kind: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui").join(kind);
@@ -49,7 +49,7 @@ fn check(kind: &str, error_of: impl Fn(&Path) -> Option<String>) {
 
 #[test]
 fn manifest_errors_match_their_snapshots() {
-    let ceilings = Ceilings::of(&EngineSettings::default());
+    let ceilings = EngineSettings::default().ceilings();
     check("manifest", |case| Manifest::load(case, Limits::default(), ceilings).err().map(|e| e.to_string()));
 }
 

@@ -30,8 +30,8 @@ use proptest::sample::{Index, select, subsequence};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Value, json};
 use toolhost::{
-    CacheSetting, CallError, Ceilings, EngineSettings, HostConfig, Layer, Limits, LoadError, LoadErrorKind, Manifest,
-    Schema, ToolHost, names, parse_duration, parse_size,
+    CacheSetting, CallError, EngineSettings, HostConfig, Layer, Limits, LoadError, LoadErrorKind, Manifest, Schema,
+    ToolHost, names, parse_duration, parse_size,
 };
 use toolhost_tests::ToolsDir;
 
@@ -1029,9 +1029,7 @@ fn manifest_dir() -> (tempfile::TempDir, PathBuf) {
 
 fn load_manifest(path: &Path, text: &str) -> Result<Manifest, LoadError> {
     std::fs::write(path, text).unwrap();
-    within(PARSE_TIME_LIMIT, &text, || {
-        Manifest::load(path, Limits::default(), Ceilings::of(&EngineSettings::default()))
-    })
+    within(PARSE_TIME_LIMIT, &text, || Manifest::load(path, Limits::default(), EngineSettings::default().ceilings()))
 }
 
 /// The line and problem of a manifest error, which must name the file.

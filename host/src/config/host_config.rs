@@ -88,14 +88,14 @@ use crate::oci::lock::Lock;
 use crate::oci::{OciComponent, OciReference, OciSettings};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
-use crate::sandbox::limits::Limits;
-use crate::sandbox::limits::MAX_TIMEOUT;
-use crate::sandbox::limits::{Ceilings, MAX_INSTANCES, MIN_MAX_MEMORY};
+use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::ApprovalKey;
 use crate::serve::http::auth::Tokens;
 use crate::serve::http::limits::{HttpLimits, bounds};
 use crate::sources::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
 use crate::storage::StorageSetting;
+use crate::tool::Limits;
+use crate::tool::MAX_TIMEOUT;
 use crate::trust::{Pin, SigningKeys};
 use crate::units::{Problem, parse_duration, parse_size};
 use crate::{CacheSetting, EngineSettings, ToolHostBuilder};
@@ -402,7 +402,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let mut raw: RawConfig = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
     let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let engine = engine_settings(raw.engine)?;
-    let defaults = raw.defaults.resolve(Limits::default(), Ceilings::of(&engine))?;
+    let defaults = raw.defaults.resolve(Limits::default(), engine.ceilings())?;
     let mut layers: Vec<Layer> = Vec::new();
     let mut oci = Vec::new();
     for layer in raw.layer {

@@ -12,8 +12,10 @@ use crate::definitions::{self, ExportFormat};
 use crate::error::CallError;
 use crate::host::ToolHost;
 use crate::names::NameForm;
-use crate::policy::{Caller, Permit, Policy, SessionTools, ToolFilter};
-use crate::registry::{Snapshot, ToolDescription, ToolEntry};
+use crate::policy::{Caller, Permit, Policy, SessionTools};
+use crate::registry::{Snapshot, ToolEntry};
+use crate::tool::ToolDescription;
+use crate::tool::ToolFilter;
 
 /// The versions of what a listing is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +77,7 @@ impl ToolHost {
     pub fn describe(&self, caller: &Caller, name: &str) -> Result<ToolDescription, CallError> {
         let snapshot = self.snapshot.load();
         let (entry, _, _) = self.resolve_for(&snapshot, caller, name).map_err(|unseen| unseen.error)?;
-        Ok(ToolDescription::of(&snapshot, entry))
+        Ok(snapshot.describe(entry))
     }
 
     /// Every tool `caller` may call.
@@ -90,7 +92,7 @@ impl ToolHost {
             .tools
             .values()
             .filter(|entry| filter.keeps(&entry.def().policy) && self.access(caller, entry).is_ok())
-            .map(|entry| ToolDescription::of(&snapshot, entry))
+            .map(|entry| snapshot.describe(entry))
             .collect()
     }
 

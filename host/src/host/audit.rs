@@ -14,8 +14,8 @@ use tokio::sync::broadcast;
 
 use crate::CallReport;
 use crate::policy::Caller;
-use crate::registry::SourceKind;
 use crate::sandbox::outbound::DeniedRequest;
+use crate::tool::SourceKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 /// One call attempt, as subscribers and the JSONL audit log see it.

@@ -27,18 +27,21 @@ use crate::host::audit::CallRecord;
 use crate::names::NameForm;
 use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
 use crate::progress::ProgressHook;
-use crate::registry::{Snapshot, SourceKind, ToolEntry, ToolSource};
+use crate::registry::{Snapshot, ToolEntry, ToolSource};
 use crate::sandbox::keyvalue;
 use crate::sandbox::outbound::DeniedRequest;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{self, Operation, Returned, Services};
 use crate::schema::{ArgumentShape, WRAPPED_INPUT};
+use crate::sources::component::LoadedComponent;
 use crate::sources::component::code::CodeKind;
-use crate::sources::component::{LoadedComponent, OutputForm};
 use crate::sources::http::{HttpCallFailure, HttpTool};
-use crate::sources::native::{NativeTool, ToolError};
+use crate::sources::native::NativeTool;
 use crate::storage::{CommitError, Transaction};
 use crate::text::{Escaped, MAX_MESSAGE, bounded};
+use crate::tool::OutputForm;
+use crate::tool::SourceKind;
+use crate::tool::ToolError;
 
 /// One call of a batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -29,7 +29,6 @@ use crate::registry::{Layer, Listing, NativeSlot, RegistryChange, Snapshot};
 use crate::runtime::cache::CompileCache;
 use crate::runtime::engine::{EngineSettings, EpochTicker, Tier, Tiering};
 use crate::sandbox::TierEngine;
-use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{Resolve, SystemResolver};
 use crate::sources::component::LoadedComponent;
 use crate::sources::component::code;
@@ -39,6 +38,7 @@ use crate::sources::http::HttpTool;
 use crate::sources::native::{NativeTool, NativeToolError};
 use crate::sources::upstream::{self, Supervisors, UpstreamChanges, UpstreamServer, UpstreamStatus};
 use crate::storage::{Storage, StorageSetting};
+use crate::tool::{Ceilings, Limits};
 use crate::trust::{Pin, SigningKeys};
 
 /// What the host shares between loads and calls.
@@ -153,7 +153,7 @@ impl Core {
             settings: settings.clone(),
             tiering,
             defaults,
-            ceilings: Ceilings::of(settings),
+            ceilings: settings.ceilings(),
             cache,
             precompiled,
             epoch,

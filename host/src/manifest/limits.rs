@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::sandbox::limits::{Ceilings, Limits};
+use crate::tool::{Ceilings, Limits};
 use crate::units::{Problem, Size, format_size, parse_duration};
 
 /// The keys of a `[limits]` table as written, with their spans for errors.

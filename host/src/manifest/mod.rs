@@ -55,11 +55,11 @@ use toml::Spanned;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::manifest::limits::RawLimits;
 use crate::names;
-use crate::policy::{Risk, ToolHints, ToolPolicy};
 use crate::sandbox::grants::{FileGrant, Grants};
-use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
 use crate::storage::{Quota, StorageGrant, is_bucket_name};
+use crate::tool::{Ceilings, Limits};
+use crate::tool::{Risk, ToolHints, ToolPolicy};
 use crate::trust::Sha256;
 use crate::units::{Problem, parse_size};
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::policy::{Caller, Risk};
+use crate::policy::Caller;
+
+use crate::tool::Risk;
 
 /// What an approval hook is asked.
 #[derive(Debug, Clone, serde::Serialize)]

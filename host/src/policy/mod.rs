@@ -29,13 +29,12 @@
 mod approval;
 mod caller;
 mod sessions;
-mod tool;
 
+use crate::tool::{Risk, ToolPolicy};
 pub use approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use caller::Caller;
 pub use sessions::SessionTools;
 pub(crate) use sessions::SessionToolsets;
-pub use tool::{Risk, ToolFilter, ToolHints, ToolPolicy};
 
 /// One rule of a [`Policy`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -17,12 +17,13 @@ pub(crate) mod watch;
 
 use std::path::PathBuf;
 
-pub use crate::sources::{SourceKind, ToolSource};
+pub use crate::sources::ToolSource;
+
 pub use change::RegistryChange;
 pub(crate) use discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
-pub use listing::{Listing, ToolDescription};
+pub use listing::Listing;
 pub(crate) use snapshot::Parts;
-pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Overridden, Snapshot, ToolEntry};
+pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Snapshot, ToolEntry};
 
 /// One directory root and its place in the precedence order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -10,10 +10,12 @@ use crate::names::{self, NameForm};
 use crate::registry::Layer;
 use crate::registry::discovery::{FileStamp, Fingerprint};
 use crate::registry::merge::{Offer, merge};
-use crate::sources::component::{LoadedComponent, ToolDef};
+use crate::sources::ToolSource;
+use crate::sources::component::LoadedComponent;
 use crate::sources::http::HttpTool;
 use crate::sources::native::NativeTool;
-use crate::sources::{SourceKind, ToolSource};
+use crate::tool::Overridden;
+use crate::tool::ToolDef;
 
 /// A component file of a root: the version being served, and why its current file is
 /// not (a failed load keeps the last good version serving).
@@ -75,19 +77,6 @@ impl ToolEntry {
     pub fn def(&self) -> &ToolDef {
         self.source.def()
     }
-}
-
-/// A lower layer's tool that a served tool shadows.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Overridden {
-    /// The lower layer's name.
-    pub layer: String,
-    /// What the shadowed tool is.
-    pub source: SourceKind,
-    /// Where it comes from: its component file, or `native`.
-    pub origin: String,
-    /// BLAKE3 of the shadowed component, hex (none for a native tool).
-    pub hash: Option<String>,
 }
 
 /// Two tools of one layer have the same full name.

@@ -19,6 +19,7 @@ use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel,
 
 use crate::error::BuildError;
 use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
+use crate::tool::{Ceilings, MAX_TIMEOUT};
 
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
 /// async runtime at this granularity, so it bounds both timeout precision and how long a
@@ -80,6 +81,13 @@ impl Default for EngineSettings {
             tiering: Tiering::default(),
             drop_idle_code_after: Duration::from_secs(60),
         }
+    }
+}
+
+impl EngineSettings {
+    /// The ceilings no tool's limits may exceed on an engine of these settings.
+    pub fn ceilings(&self) -> Ceilings {
+        Ceilings { memory: self.max_memory, timeout: MAX_TIMEOUT }
     }
 }
 

@@ -4,15 +4,9 @@
 //! never beyond the [`Ceilings`]: the memory the engine's pool reserves per instance
 //! (configurable), [`MAX_TIMEOUT`], [`TABLE_ELEMENTS_LIMIT`], [`MAX_INSTANCES`] and [`MIN_MAX_MEMORY`].
 
-use std::time::Duration;
-
 use wasmtime::ResourceLimiter;
 
 use crate::error::MemoryResource;
-use crate::runtime::engine::EngineSettings;
-
-/// The longest call a manifest may ask for.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Elements one table may hold; the same bound as the pool's table slots.
 pub const TABLE_ELEMENTS_LIMIT: usize = 1 << 16;
@@ -25,57 +19,6 @@ pub const MAX_INSTANCES: u32 = 4096;
 /// The least `max_memory` an engine takes: one WebAssembly page. Below it no component
 /// with a memory could ever run.
 pub const MIN_MAX_MEMORY: u64 = 64 << 10;
-
-/// Upper bounds a manifest (or the host's default limits) may not exceed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ceilings {
-    /// Bytes of linear memory: the engine's `max_memory`, the size of a pool slot.
-    pub memory: u64,
-    /// Wall-clock time of one call.
-    pub timeout: Duration,
-}
-
-impl Ceilings {
-    /// The ceilings of an engine configured with `settings`.
-    pub fn of(settings: &EngineSettings) -> Ceilings {
-        Ceilings { memory: settings.max_memory, timeout: MAX_TIMEOUT }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-/// Per-call limits of a component.
-pub struct Limits {
-    /// Units of wasm fuel (roughly one per instruction).
-    pub fuel: u64,
-    /// Bytes of linear memory, summed over the component's memories.
-    pub memory: u64,
-    /// Wall-clock time for the whole call, instantiation included.
-    #[serde(with = "duration_ms")]
-    pub timeout: Duration,
-    /// Bytes of JSON the tool may return.
-    pub max_output: u64,
-    /// Bytes of log lines, stdout and stderr kept per call; the rest is dropped with a
-    /// note.
-    pub max_log: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            fuel: 1_000_000_000,
-            memory: 64 << 20,
-            timeout: Duration::from_secs(5),
-            max_output: 1 << 20,
-            max_log: 64 << 10,
-        }
-    }
-}
-
-mod duration_ms {
-    pub fn serialize<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-    }
-}
 
 /// Memory and table growth bounded per call. Remembers a refusal, because a guest
 /// whose allocation fails usually aborts with a generic trap, and the caller deserves to

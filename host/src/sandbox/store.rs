@@ -13,12 +13,13 @@ use crate::error::CallError;
 use crate::progress::{ProgressHook, ProgressReports};
 use crate::sandbox::grants::Grants;
 use crate::sandbox::keyvalue::CallStorage;
-use crate::sandbox::limits::{CallLimiter, Limits};
+use crate::sandbox::limits::CallLimiter;
 use crate::sandbox::outbound::{DeniedRequest, OutboundHttp, Resolve};
 use crate::sandbox::output::{CapturedOutput, OutputSink};
 use crate::sandbox::state::SandboxState;
 use crate::storage::{Storage, Transaction};
 use crate::text::{MAX_MESSAGE, bounded};
+use crate::tool::Limits;
 
 /// Extra time granted to the async backstop beyond the epoch deadline, so that a guest
 /// spinning in wasm is stopped by its own deadline (a clean trap) and the backstop only

@@ -10,10 +10,12 @@ pub mod upstream;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::sources::component::LoadedComponent;
 use crate::sources::component::plain::PlainFunction;
-use crate::sources::component::{LoadedComponent, ToolDef};
 use crate::sources::http::HttpTool;
 use crate::sources::native::NativeTool;
+use crate::tool::SourceKind;
+use crate::tool::ToolDef;
 
 /// The implementation behind a tool.
 #[derive(Debug, Clone)]
@@ -29,22 +31,6 @@ pub enum ToolSource {
     Native(Arc<NativeTool>),
     /// A declarative HTTP tool (`<name>.http.toml`).
     Http(Arc<HttpTool>),
-}
-
-/// The kinds of [`ToolSource`], as listings show them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceKind {
-    /// A component exporting the `toolhost:tool/toolbox` contract.
-    Component,
-    /// A component whose plain typed exports are its tools.
-    PlainComponent,
-    /// A native Rust tool.
-    Native,
-    /// A tool of an upstream MCP server.
-    McpServer,
-    /// A declarative HTTP tool.
-    Http,
 }
 
 impl ToolSource {

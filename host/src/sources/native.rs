@@ -33,21 +33,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::names;
-use crate::policy::{Risk, ToolHints, ToolPolicy};
-use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
-use crate::sources::component::{OutputForm, ToolDef};
-
-/// How a native tool fails on its side; the call pipeline reports it like a guest's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolError {
-    /// The input fits the schema but makes no sense to the tool.
-    #[error("{0}")]
-    InvalidInput(String),
-    /// The tool tried and failed.
-    #[error("{0}")]
-    Failed(String),
-}
+use crate::tool::Limits;
+use crate::tool::ToolError;
+use crate::tool::{OutputForm, ToolDef};
+use crate::tool::{Risk, ToolHints, ToolPolicy};
 
 /// Why a native tool cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -216,7 +216,8 @@ fn question(request: &ApprovalRequest) -> ElicitRequestParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Caller, Risk};
+    use crate::policy::Caller;
+    use crate::tool::Risk;
 
     fn request() -> ApprovalRequest {
         ApprovalRequest {

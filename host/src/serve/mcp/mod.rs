@@ -53,7 +53,7 @@ use crate::serve::http::middleware::{Disconnect, SESSION_HEADER};
 use crate::serve::mcp::approval::ApprovalKey;
 use crate::serve::mcp::progress::ProgressRelay;
 use crate::serve::stdio::{InlineCalls, JsonLines};
-use crate::sources::component::OutputForm;
+use crate::tool::OutputForm;
 use crate::{CallOptions, ToolHost};
 use crate::{ListingVersion, ToolDescription};
 

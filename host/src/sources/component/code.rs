@@ -27,8 +27,9 @@ use wasmtime::component::{Component, InstancePre};
 use crate::contract::PluginPre;
 use crate::runtime::engine::Tier;
 use crate::sandbox::{SandboxState, TierEngine};
+use crate::sources::component::Contract;
 use crate::sources::component::plain::{self, PlainCall, docs::Docs};
-use crate::sources::component::{Contract, ToolDef};
+use crate::tool::ToolDef;
 
 /// Native code of one compilation of a component, linked and ready to instantiate.
 pub(crate) struct Code {

@@ -21,16 +21,17 @@ use crate::contract::{self, ContractCheck, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::host::Core;
 use crate::names;
-use crate::policy::ToolPolicy;
 use crate::runtime::engine::{Tier, Tiering};
 use crate::sandbox::grants::Grants;
-use crate::sandbox::limits::Limits;
 use crate::sandbox::{self, Operation, Returned, SandboxState, Services, TierEngine};
 use crate::schema::Schema;
 use crate::sources::component::code::{Code, CodeKind, Resident};
 use crate::sources::component::plain::{self, docs::Docs};
-use crate::sources::component::{Contract, LoadedComponent, OutputForm, ToolDef};
+use crate::sources::component::{Contract, LoadedComponent};
 use crate::text::{MAX_MESSAGE, bounded};
+use crate::tool::Limits;
+use crate::tool::ToolPolicy;
+use crate::tool::{OutputForm, ToolDef};
 
 /// The shared machinery a load needs.
 pub(crate) struct Loader<'a> {

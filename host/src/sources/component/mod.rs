@@ -14,13 +14,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::contract;
-use crate::policy::ToolPolicy;
 use crate::runtime::engine::Tier;
 use crate::sandbox::grants::{Capabilities, Grants};
-use crate::sandbox::limits::Limits;
-use crate::schema::Schema;
 use crate::sources::component::code::Resident;
 use crate::sources::component::plain::{PlainFunction, SkippedExport};
+use crate::tool::Limits;
+use crate::tool::ToolDef;
+use crate::tool::ToolPolicy;
 use crate::trust::Verified;
 
 /// A loaded component.
@@ -170,44 +170,5 @@ impl serde::Serialize for LoadedComponent {
             "tools": tools,
         })
         .serialize(serializer)
-    }
-}
-
-/// One tool of a component.
-#[derive(Debug, Clone)]
-pub struct ToolDef {
-    /// The tool's name within its namespace.
-    pub name: String,
-    /// What it does, for the agent deciding whether to call it.
-    pub description: String,
-    /// Its input, checked before every call.
-    pub input_schema: Schema,
-    /// Its output, checked after every call.
-    pub output_schema: Schema,
-    /// Per-call limits (the manifest's, per tool where it says so; for native tools
-    /// only the timeout and output size apply).
-    pub limits: Limits,
-    /// What the operator decided about it: approval, risk, hints.
-    pub policy: ToolPolicy,
-    /// What its output is.
-    pub output_form: OutputForm,
-}
-
-/// What a tool's output is, for consumers that can pass it on in its own form.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputForm {
-    /// A JSON value, described by the output schema.
-    #[default]
-    Json,
-    /// `{"content": [...]}`: MCP content blocks, as an upstream MCP tool that declares
-    /// no output schema answers; an MCP client gets the blocks themselves.
-    McpContent,
-}
-
-impl OutputForm {
-    /// Whether it is plain JSON.
-    pub fn is_json(&self) -> bool {
-        *self == OutputForm::Json
     }
 }

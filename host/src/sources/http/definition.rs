@@ -14,13 +14,13 @@ use crate::config::parse_duration;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::manifest::RawPolicy;
 use crate::names;
-use crate::policy::{ToolHints, ToolPolicy};
-use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::HostPattern;
 use crate::schema::Schema;
 use crate::sources::component::compile::{MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES};
-use crate::sources::component::{OutputForm, ToolDef};
 use crate::sources::http::template::{Place, UrlTemplate};
+use crate::tool::{Ceilings, Limits};
+use crate::tool::{OutputForm, ToolDef};
+use crate::tool::{ToolHints, ToolPolicy};
 use crate::units::{Problem, Size};
 
 /// How an HTTP tool's file name ends; the rest is the tool's name.

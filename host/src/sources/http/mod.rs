@@ -23,10 +23,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::sandbox::limits::{Ceilings, Limits};
 use crate::sandbox::outbound::{DeniedRequest, Resolve};
-use crate::sources::component::ToolDef;
 use crate::sources::component::compile::content_hash;
+use crate::tool::ToolDef;
+use crate::tool::{Ceilings, Limits};
 
 pub(crate) use definition::tool_name;
 

@@ -18,8 +18,9 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Error
 use rmcp::service::{Peer, ServiceError};
 use serde_json::{Value, json};
 
-use crate::policy::ToolHints;
-use crate::sources::native::{NativeTool, ToolError};
+use crate::sources::native::NativeTool;
+use crate::tool::ToolError;
+use crate::tool::ToolHints;
 
 /// What a failed upstream result keeps of its text in the failure's message.
 const MAX_FAILURE_TEXT: usize = 4096;

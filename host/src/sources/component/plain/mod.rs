@@ -47,10 +47,10 @@ use wasmtime::component::{Component, ComponentExportIndex, Type, Val};
 
 use crate::error::{CallError, Violation};
 use crate::names;
-use crate::policy::ToolPolicy;
-use crate::sandbox::limits::Limits;
 use crate::schema::Schema;
-use crate::sources::component::{OutputForm, ToolDef};
+use crate::tool::Limits;
+use crate::tool::ToolPolicy;
+use crate::tool::{OutputForm, ToolDef};
 use docs::Docs;
 
 /// An exported function served as a tool.
