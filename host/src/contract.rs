@@ -16,6 +16,15 @@ wasmtime::component::bindgen!({
 pub use self::toolhost::tool::host::LogLevel;
 pub use exports::toolhost::tool::toolbox::{ToolError as GuestToolError, ToolInfo as GuestToolInfo};
 
+impl From<GuestToolError> for crate::tool::ToolError {
+    fn from(failure: GuestToolError) -> Self {
+        match failure {
+            GuestToolError::InvalidInput(reason) => crate::tool::ToolError::InvalidInput(reason),
+            GuestToolError::Failed(message) => crate::tool::ToolError::Failed(message),
+        }
+    }
+}
+
 /// The contract's package name.
 pub const PACKAGE: &str = "toolhost:tool";
 /// The interface a tool component must export.

@@ -9,6 +9,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::tool::ToolDefError;
+
 /// Why a tool call did not produce a valid output. `tool` is always the full name of
 /// the tool (or, for `NotFound`, the name asked for).
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
@@ -259,7 +261,7 @@ impl fmt::Display for Violations<'_> {
     }
 }
 
-fn skipped_exports(skipped: &[crate::sources::component::plain::SkippedExport]) -> String {
+fn skipped_exports(skipped: &[SkippedExport]) -> String {
     skipped.iter().map(|s| format!("; `{}`: {}", s.export, s.reason)).collect()
 }
 
@@ -323,7 +325,7 @@ pub enum LoadErrorKind {
         "offers no tools: it exports neither the `toolhost:tool/toolbox` contract nor a function that can be a tool{}",
         skipped_exports(.skipped)
     )]
-    NoTools { skipped: Vec<crate::sources::component::plain::SkippedExport> },
+    NoTools { skipped: Vec<SkippedExport> },
 
     #[error("cannot be instantiated: {0}")]
     Link(String),
@@ -331,6 +333,11 @@ pub enum LoadErrorKind {
     #[error("`list-tools` failed: {0}")]
     ListTools(String),
 
+    /// A tool breaks a rule every tool obeys (`crate::ToolDef::new`).
+    #[error("{0}")]
+    Tool(ToolDefError),
+
+    /// The manifest has settings for a tool the component does not offer.
     #[error("tool `{tool}`: {problem}")]
     BadTool { tool: String, problem: String },
 
@@ -378,7 +385,7 @@ pub enum BuildError {
     EpochThread(#[source] std::io::Error),
     /// A native tool given to the builder cannot be served.
     #[error("{0}")]
-    NativeTool(#[from] crate::sources::native::NativeToolError),
+    NativeTool(#[from] NativeToolError),
     /// The audit log file cannot be opened for appending.
     #[error("cannot open the audit log {}: {source}", .path.display())]
     AuditLog {
@@ -388,6 +395,34 @@ pub enum BuildError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// An exported function that is not served, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedExport {
+    /// `function`, or `interface#function`.
+    pub export: String,
+    /// Why it cannot be a tool.
+    pub reason: String,
+}
+
+/// Why a native tool cannot be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NativeToolError {
+    /// Its definition breaks a rule every tool obeys.
+    #[error("native {0}")]
+    Definition(#[from] ToolDefError),
+    /// Its own limits are above the host's ceilings.
+    #[error("native tool `{tool}`: {problem}")]
+    Limit {
+        /// Its full name.
+        tool: String,
+        /// Which limit, and the ceiling.
+        problem: String,
+    },
+    /// No layer of the host has this name.
+    #[error("no layer named `{0}` (native tools go into a layer the host was built with)")]
+    NoSuchLayer(String),
 }
 
 #[cfg(test)]

@@ -37,61 +37,66 @@
 
 #![warn(missing_docs)]
 
+// The floors, bottom up (docs/architecture.md; `cargo xtask layers` checks them).
+// Floor 1, vocabulary:
 pub mod allocator;
-mod config;
 mod contract;
-mod definitions;
 mod error;
-mod host;
-mod manifest;
 pub mod names;
-pub mod oci;
 pub mod paths;
-mod policy;
 mod progress;
-mod registry;
-mod runtime;
-mod sandbox;
-pub mod scaffold;
 mod schema;
-pub mod serve;
-mod sources;
-pub mod storage;
 pub mod text;
 mod tool;
-pub mod trust;
 mod units;
+// Floor 2, mechanisms:
+mod definitions;
+mod manifest;
+mod policy;
+mod runtime;
+mod sandbox;
+pub mod storage;
+pub mod trust;
+// Floor 3, one folder per kind of tool source:
+mod sources;
+// Floor 4, what is served:
+pub mod oci;
+mod registry;
+// Floor 5, the host and its call pipeline:
+mod host;
+// Floor 6, serving tools to their consumers:
+pub mod serve;
+// Floor 7, what operators write:
+mod config;
+pub mod scaffold;
 
-pub use crate::sources::upstream;
-
-pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig, Manifest, ToolManifest, parse_duration, parse_size};
+pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig};
 pub use crate::definitions::ExportFormat;
-pub use crate::error::{BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, Violation, exit};
-pub use crate::host::access::ListingVersion;
-pub use crate::host::audit::CallRecord;
-pub use crate::host::call::{CallOptions, CallReport, ToolCall};
-pub use crate::host::{CacheSetting, ToolHost, ToolHostBuilder};
+pub use crate::error::{
+    BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, NativeToolError, SkippedExport,
+    Violation, exit,
+};
+pub use crate::host::{CallOptions, CallRecord, CallReport, ListingVersion, ToolCall, ToolHost, ToolHostBuilder};
+pub use crate::manifest::{Manifest, ToolManifest};
 pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, SessionTools};
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
-pub use crate::registry::scan::LoadProgress;
-pub use crate::registry::watch::{WatchError, WatchHandle};
 pub use crate::registry::{
-    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, NativeSlot, RegistryChange, Snapshot, ToolEntry,
-    ToolSource,
+    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, LoadProgress, NativeSlot, RegistryChange,
+    Snapshot, ToolEntry, UpstreamSlot, WatchError, WatchHandle,
 };
-pub use crate::runtime::engine::{EngineSettings, Tier, Tiering};
-pub use crate::sandbox::grants::{Capabilities, FileGrant, Grants};
-pub use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
-pub use crate::sandbox::outbound::{DeniedRequest, HostPattern};
-pub use crate::sandbox::outbound::{Resolve, SystemResolver};
-pub use crate::sandbox::output::{CapturedOutput, LogLine};
+pub use crate::runtime::{CacheSetting, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
+pub use crate::sandbox::{
+    Capabilities, CapturedOutput, DeniedRequest, FileGrant, Grants, HostPattern, LogLine, Resolve, SystemResolver,
+    TABLE_ELEMENTS_LIMIT,
+};
 pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
-pub use crate::sources::component::plain::{PlainFunction, SkippedExport};
-pub use crate::sources::component::{Contract, LoadedComponent};
-pub use crate::sources::http::{HttpTool, is_http_tool_file};
-pub use crate::sources::native::{NativeTool, NativeToolError};
-pub use crate::tool::ToolError;
-pub use crate::tool::{Ceilings, Limits, MAX_TIMEOUT};
-pub use crate::tool::{OutputForm, ToolDef};
-pub use crate::tool::{Overridden, SourceKind, ToolDescription};
-pub use crate::tool::{Risk, ToolFilter, ToolHints, ToolPolicy};
+pub use crate::sources::{
+    Contract, HttpTool, LoadedComponent, NativeTool, PlainFunction, ToolSource, UpstreamTool, is_http_tool_file,
+    upstream,
+};
+pub use crate::tool::{
+    Ceilings, DeclaredOutput, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TIMEOUT,
+    MAX_TOOLS, OutputForm, Overridden, Risk, SchemaRole, SourceKind, ToolDef, ToolDefError, ToolDescription, ToolError,
+    ToolFilter, ToolHints, ToolPolicy, ToolProblem,
+};
+pub use crate::units::{parse_duration, parse_size};

@@ -24,24 +24,20 @@ async fn host_with(component: &str, namespace: &str) -> (ToolsDir, ToolHost) {
 /// schema.
 fn assert_listed(host: &ToolHost, namespace: &str, expected: &[&str]) {
     let snapshot = host.snapshot();
-    let mut listed: Vec<&str> = snapshot
-        .tools
-        .values()
-        .filter(|entry| entry.namespace == namespace)
-        .map(|entry| entry.def().name.as_str())
-        .collect();
+    let mut listed: Vec<&str> =
+        snapshot.tools.values().filter(|entry| entry.namespace == namespace).map(|entry| entry.def().name()).collect();
     listed.sort_unstable();
     let mut expected = expected.to_vec();
     expected.sort_unstable();
     assert_eq!(listed, expected, "the tools of {namespace}");
     for name in expected {
         let def = snapshot.resolve(&format!("{namespace}/{name}")).expect("listed tool resolves").def();
-        assert!(def.description.len() > 20, "{name} is described for an agent: {:?}", def.description);
-        let input = def.input_schema.json();
+        assert!(def.description().len() > 20, "{name} is described for an agent: {:?}", def.description());
+        let input = def.input_schema().json();
         assert_eq!(input["type"], "object", "{name}: {input}");
         assert_eq!(input["additionalProperties"], false, "{name} refuses unknown fields: {input}");
         assert!(input["properties"].is_object(), "{name}: {input}");
-        let output = def.output_schema.json();
+        let output = def.output_schema().json();
         assert_eq!(output["type"], "object", "{name}: {output}");
         assert!(output["required"].as_array().is_some_and(|r| !r.is_empty()), "{name}: {output}");
     }
@@ -54,7 +50,7 @@ async fn call_ok(host: &ToolHost, tool: &str, input: Value) -> Value {
     let output = report.outcome.unwrap_or_else(|e| panic!("{tool} {input}: {e}"));
     let snapshot = host.snapshot();
     let def = snapshot.resolve(tool).expect("tool resolves").def();
-    assert_eq!(def.output_schema.check(&output), Ok(()), "{tool} answers within its output schema");
+    assert_eq!(def.output_schema().check(&output), Ok(()), "{tool} answers within its output schema");
     assert!(report.fuel_consumed > 0, "{tool} ran");
     output
 }
@@ -97,7 +93,7 @@ async fn assert_refused_by_tool(host: &ToolHost, tool: &str, input: Value, reaso
 fn assert_output_checked(host: &ToolHost, tool: &str, wrong: Value, pointer: &str) {
     let snapshot = host.snapshot();
     let def = snapshot.resolve(tool).expect("tool resolves").def();
-    let violations = def.output_schema.check(&wrong).expect_err("a wrong output is refused");
+    let violations = def.output_schema().check(&wrong).expect_err("a wrong output is refused");
     assert!(violations.iter().any(|v| v.pointer == pointer), "{tool} {wrong}: {violations:?}");
 }
 

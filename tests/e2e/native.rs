@@ -10,7 +10,7 @@ use futures::FutureExt;
 use serde_json::{Value, json};
 use toolhost::{
     Approval, ApprovalHook, CallError, Caller, ExportFormat, Layer, NativeTool, NativeToolError, Policy, PolicyRule,
-    SourceKind, ToolError, ToolHost,
+    SourceKind, ToolDefError, ToolError, ToolHost, ToolProblem,
 };
 use toolhost_tests::{ToolsDir, next_change};
 
@@ -223,7 +223,10 @@ fn bad_names_and_schemas_are_refused_when_the_tool_is_made() {
     let error = NativeTool::new("no-namespace", "", json!({}), json!({}), noop).unwrap_err();
     assert!(error.to_string().contains("namespace/tool"), "{error}");
     let error = NativeTool::new("Bad/Name", "", json!({}), json!({}), noop).unwrap_err();
-    assert!(matches!(error, NativeToolError::BadName { .. }), "{error}");
+    assert!(
+        matches!(error, NativeToolError::Definition(ToolDefError::Tool { problem: ToolProblem::Name(_), .. })),
+        "{error}"
+    );
     let error = NativeTool::new("ok/name", "", json!({ "type": 12 }), json!({}), noop).unwrap_err();
     assert!(error.to_string().contains("input schema"), "{error}");
 }

@@ -483,7 +483,7 @@ async fn idle_code_leaves_memory_and_the_next_call_maps_it_again() {
     assert!(mapped.is_empty(), "the dropped code is still mapped: {mapped:#?}");
     // The compiled schemas left with the code; the boundary still checks both ways.
     let add = host.snapshot().tools["math/add"].def().clone();
-    assert!(!add.input_schema.is_compiled() && !add.output_schema.is_compiled());
+    assert!(!add.input_schema().is_compiled() && !add.output_schema().is_compiled());
     let refused = host.call("math/add", json!({ "numbers": "2, 3" })).await;
     assert!(matches!(refused, Err(CallError::InputInvalid { .. })), "{refused:?}");
     assert_eq!(host.call("math/add", json!({ "numbers": [2, 3] })).await, Ok(json!({ "value": 5.0 })));

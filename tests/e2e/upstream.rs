@@ -286,7 +286,7 @@ async fn editing_the_upstream_declarations_starts_stops_and_restarts_only_what_c
     std::fs::write(&path, declared(&[("keep", ""), ("gone", ""), ("changed", "timeout = \"20s\"")])).unwrap();
     let config = HostConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let host = config.clone().builder().build().await.expect("host builds");
-    let _watch = host.watch_config(&path, config, Duration::from_millis(50)).expect("watch toolhost.toml");
+    let _watch = config.watch(&host, &path, Duration::from_millis(50)).expect("watch toolhost.toml");
     for namespace in ["keep", "gone", "changed"] {
         let added = host.call(&format!("{namespace}/add"), json!({ "a": 1, "b": 2 })).await;
         assert_eq!(added.unwrap(), json!({ "result": 3 }), "{namespace}");

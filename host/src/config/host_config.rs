@@ -83,12 +83,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::tokens::{RawToken, SecretSource, secret, tokens};
-use crate::manifest::limits::RawLimits;
-use crate::oci::lock::Lock;
-use crate::oci::{OciComponent, OciReference, OciSettings};
+use crate::manifest::RawLimits;
+use crate::oci::{Lock, OciComponent, OciReference, OciSettings};
 use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
-use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY};
+use crate::runtime::{MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::ApprovalKey;
 use crate::serve::http::auth::Tokens;
 use crate::serve::http::limits::{HttpLimits, bounds};

@@ -3,7 +3,6 @@
 
 mod host_config;
 mod tokens;
+mod watch;
 
-pub use crate::manifest::{Manifest, ToolManifest, load as load_manifest};
-pub use crate::units::{parse_duration, parse_size};
 pub use host_config::{ConfigError, DEFAULT_CONFIG, HostConfig};

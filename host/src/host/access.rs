@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
+use super::ToolHost;
 use crate::definitions::{self, ExportFormat};
 use crate::error::CallError;
-use crate::host::ToolHost;
 use crate::names::NameForm;
 use crate::policy::{Caller, Permit, Policy, SessionTools};
 use crate::registry::{Snapshot, ToolEntry};

@@ -12,9 +12,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::broadcast;
 
-use crate::CallReport;
+use super::report::CallReport;
 use crate::policy::Caller;
-use crate::sandbox::outbound::DeniedRequest;
+use crate::sandbox::DeniedRequest;
 use crate::tool::SourceKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -10,10 +10,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::host::{ToolHost, loads_between};
+use super::ToolHost;
+use super::changes::loads_between;
 use crate::names;
-use crate::registry::RegistryChange;
-use crate::registry::scan::{Loading, Scan};
+use crate::registry::{Loading, RegistryChange, Scan};
 
 /// Loads that finish within this long of the first one are published together: one
 /// `list_changed` per batch rather than one per file.

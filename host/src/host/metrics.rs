@@ -13,7 +13,7 @@ use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::host::call::CallReport;
+use super::report::CallReport;
 
 /// Upper bounds of the latency histogram's buckets, in seconds: 50 µs to 30 s.
 const LATENCY_BUCKETS: [f64; 16] =

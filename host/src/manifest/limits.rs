@@ -1,10 +1,16 @@
-//! The `[limits]` table: a manifest's per-call limits and `toolhost.toml`'s `[defaults]`
-//! share its keys and checks.
+//! A tool's time and size limits, decided here for every source: the `[limits]` table and the keys that set one limit.
+//!
+//! A manifest's `[limits]`, `toolhost.toml`'s `[defaults]`, an `.http.toml` file's
+//! `timeout` and `max_response`, an `[[upstream]]` server's, and a native tool's own
+//! time limit are all checked here, with the same words.
+
+use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use crate::tool::{Ceilings, Limits};
+
 use crate::units::{Problem, Size, format_size, parse_duration};
 
 /// The keys of a `[limits]` table as written, with their spans for errors.
@@ -31,41 +37,52 @@ impl RawLimits {
         }
         if let Some(memory) = self.memory {
             let span = memory.span();
-            limits.memory = positive_size(memory, "memory")?;
-            if limits.memory > ceilings.memory {
-                let message = format!(
-                    "`memory` is {}, over the host's ceiling of {}",
-                    format_size(limits.memory),
-                    format_size(ceilings.memory)
-                );
-                return Err(Problem::at(span, message));
-            }
+            limits.memory = size_key(memory, "memory")?;
+            check_memory(limits.memory, ceilings).map_err(|message| Problem::at(span, message))?;
         }
         if let Some(max_output) = self.max_output {
-            limits.max_output = positive_size(max_output, "max_output")?;
+            limits.max_output = size_key(max_output, "max_output")?;
         }
         if let Some(max_log) = self.max_log {
-            limits.max_log = positive_size(max_log, "max_log")?;
+            limits.max_log = size_key(max_log, "max_log")?;
         }
-        if let Some(timeout) = self.timeout {
-            let span = timeout.span();
-            limits.timeout =
-                parse_duration(timeout.get_ref()).map_err(|e| Problem::at(span.clone(), format!("`timeout`: {e}")))?;
-            if limits.timeout > ceilings.timeout {
-                let message =
-                    format!("`timeout` is {:?}, over the host's ceiling of {:?}", limits.timeout, ceilings.timeout);
-                return Err(Problem::at(span, message));
-            }
+        if let Some(value) = self.timeout {
+            limits.timeout = timeout_key(value, ceilings)?;
         }
         Ok(limits)
     }
 }
 
-fn positive_size(value: Spanned<Size>, key: &str) -> Result<u64, Problem> {
+/// A `timeout` key: a duration within the host's ceiling.
+pub(crate) fn timeout_key(value: Spanned<String>, ceilings: Ceilings) -> Result<Duration, Problem> {
+    let span = value.span();
+    let timeout = parse_duration(value.get_ref()).map_err(|e| Problem::at(span.clone(), format!("`timeout`: {e}")))?;
+    check_timeout(timeout, ceilings).map_err(|message| Problem::at(span, message))?;
+    Ok(timeout)
+}
+
+/// A size key that may not be zero (`max_output`, `max_response`, …).
+pub(crate) fn size_key(value: Spanned<Size>, key: &str) -> Result<u64, Problem> {
     let span = value.span();
     let bytes = value.into_inner().bytes().map_err(|e| Problem::at(span.clone(), format!("`{key}`: {e}")))?;
     if bytes == 0 {
         return Err(Problem::at(span, format!("`{key}` must be greater than 0")));
     }
     Ok(bytes)
+}
+
+/// Whether a tool's time limit, however it was set, is within the host's ceiling.
+pub fn check_timeout(timeout: Duration, ceilings: Ceilings) -> Result<(), String> {
+    if timeout > ceilings.timeout {
+        return Err(format!("`timeout` is {timeout:?}, over the host's ceiling of {:?}", ceilings.timeout));
+    }
+    Ok(())
+}
+
+fn check_memory(memory: u64, ceilings: Ceilings) -> Result<(), String> {
+    if memory > ceilings.memory {
+        let (memory, ceiling) = (format_size(memory), format_size(ceilings.memory));
+        return Err(format!("`memory` is {memory}, over the host's ceiling of {ceiling}"));
+    }
+    Ok(())
 }

@@ -43,7 +43,9 @@
 //! open_world = true
 //! ```
 
-pub(crate) mod limits;
+mod limits;
+
+pub(crate) use limits::{RawLimits, check_timeout, size_key, timeout_key};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -53,7 +55,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::manifest::limits::RawLimits;
+
 use crate::names;
 use crate::sandbox::grants::{FileGrant, Grants};
 use crate::sandbox::outbound::HostPattern;

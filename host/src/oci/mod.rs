@@ -18,10 +18,10 @@
 //! store = "/var/lib/toolhost/oci"  # the blob store (default: <data dir>/oci)
 //! ```
 
-pub mod artifact;
+mod artifact;
 mod auth;
-pub mod lock;
-pub mod store;
+mod lock;
+mod store;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -31,12 +31,13 @@ use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::manifest::OciImageManifest;
 use oci_client::{Client, Reference};
 
-use crate::oci::lock::{Lock, Locked};
-use crate::oci::store::BlobStore;
 use crate::registry::Layer;
 use crate::trust::Sha256;
+use lock::Locked;
+use store::BlobStore;
 
-pub use crate::oci::auth::docker_config_path;
+pub use auth::docker_config_path;
+pub use lock::{LOCK_FILE, Lock};
 
 /// The largest component layer pulled: a bound on what a registry can make a pull write.
 pub const MAX_COMPONENT_SIZE: u64 = 1 << 30;
@@ -456,7 +457,7 @@ pub struct Pushed {
 pub async fn push(file: &Path, reference: &OciReference, settings: &OciSettings) -> Result<Pushed, OciError> {
     let name = file.display().to_string();
     let bytes = std::fs::read(file).map_err(|e| OciError::Io { path: file.to_owned(), problem: e.to_string() })?;
-    crate::sources::component::compile::check_preamble(&bytes)
+    crate::sources::check_preamble(&bytes)
         .map_err(|e| OciError::Io { path: file.to_owned(), problem: e.to_string() })?;
     let registry_error = |problem: String| OciError::Registry {
         name: name.clone(),

@@ -71,7 +71,7 @@ pub fn discover(layer_index: usize, layer: &Layer, wanted: &dyn Fn(&str) -> bool
         let (wasm_files, http_files): (Vec<PathBuf>, Vec<PathBuf>) = files
             .into_iter()
             .filter(|f| f.is_file())
-            .filter(|f| f.extension().is_some_and(|e| e == "wasm") || crate::sources::http::tool_name(f).is_some())
+            .filter(|f| f.extension().is_some_and(|e| e == "wasm") || crate::sources::is_http_tool_file(f))
             .partition(|f| f.extension().is_some_and(|e| e == "wasm"));
         if wasm_files.is_empty() && http_files.is_empty() {
             continue;

@@ -13,9 +13,9 @@ impl Snapshot {
         let def = entry.def();
         ToolDescription {
             name: entry.full_name.clone(),
-            description: def.description.clone(),
-            input_schema: def.input_schema.json(),
-            output_schema: def.output_schema.json(),
+            description: def.description().to_owned(),
+            input_schema: def.input_schema().json(),
+            output_schema: def.output_schema().json(),
             requires_approval: def.policy.requires_approval,
             risk: def.policy.risk,
             hints: def.policy.hints,
@@ -24,7 +24,7 @@ impl Snapshot {
             file: entry.source.file().map(Path::to_owned),
             component_hash: entry.source.hash().map(str::to_owned),
             overrides: entry.overrides.clone(),
-            output_form: def.output_form,
+            output_form: def.output_form(),
         }
     }
 }

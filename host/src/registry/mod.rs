@@ -11,19 +11,19 @@ mod change;
 mod discovery;
 mod listing;
 mod merge;
-pub(crate) mod scan;
+mod scan;
 mod snapshot;
-pub(crate) mod watch;
+mod watch;
 
 use std::path::PathBuf;
 
-pub use crate::sources::ToolSource;
-
 pub use change::RegistryChange;
-pub(crate) use discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
 pub use listing::Listing;
-pub(crate) use snapshot::Parts;
-pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Snapshot, ToolEntry};
+pub use scan::LoadProgress;
+pub(crate) use scan::{Loaders, Loading, ProgressFn, Scan, build_snapshot, finish_loading};
+pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Snapshot, ToolEntry, UpstreamSlot};
+pub(crate) use watch::{FileWatch, log_change, watch_roots};
+pub use watch::{WatchError, WatchHandle};
 
 /// One directory root and its place in the precedence order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

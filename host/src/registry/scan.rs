@@ -9,19 +9,37 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
-use crate::config::{Manifest, load_manifest};
+use arc_swap::ArcSwap;
+
+use super::Layer;
+use super::discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
+use super::snapshot::{ComponentSlot, HttpSlot, NativeSlot, Parts, Snapshot, UpstreamSlot};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::host::Core;
-use crate::registry::{
-    self, ComponentSlot, Discovered, DiscoveredHttp, FileStamp, Fingerprint, HttpSlot, Layer, NativeSlot, Parts,
-    Snapshot,
-};
-use crate::sources::component::LoadedComponent;
-use crate::sources::component::code;
-use crate::sources::component::compile::Upgrade;
-use crate::sources::http::HttpTool;
+use crate::sources::{Components, HttpTool, LoadedComponent, return_freed_memory};
 use crate::text::Escaped;
-use crate::trust::{self, Pin, Verified};
+use crate::tool::{Ceilings, Limits};
+use crate::trust::Pin;
+
+/// What a scan loads files with, and which of them it serves.
+pub(crate) struct Loaders {
+    /// Loads, compiles and runs components.
+    pub components: Arc<Components>,
+    /// The host's default limits, under an HTTP tool's own.
+    pub defaults: Limits,
+    /// The ceilings no tool's limits may exceed.
+    pub ceilings: Ceilings,
+    /// The only namespaces discovered, when the host serves a few (a one-shot call).
+    pub namespaces: Option<Vec<String>>,
+    /// The digests `toolhost.lock` pins files to; replaced when the lock changes.
+    pub pins: ArcSwap<HashMap<PathBuf, Pin>>,
+}
+
+impl Loaders {
+    /// Whether the files of `namespace` are discovered and loaded.
+    pub fn serves_namespace(&self, namespace: &str) -> bool {
+        self.namespaces.as_ref().is_none_or(|only| only.iter().any(|wanted| wanted == namespace))
+    }
+}
 
 /// Progress of a (re)load, for operators watching a slow start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,13 +59,13 @@ pub(crate) type ProgressFn = Arc<dyn Fn(LoadProgress) + Send + Sync>;
 /// last good versions of files that now fail, and its native tools; without it (the
 /// first snapshot) the native tools are `natives`.
 pub(crate) async fn build_snapshot(
-    core: &Arc<Core>,
+    loaders: &Arc<Loaders>,
     layers: &[Layer],
     previous: Option<&Snapshot>,
     natives: Vec<NativeSlot>,
     progress: Option<&ProgressFn>,
 ) -> Snapshot {
-    let (scan, loading) = Scan::start(core, layers, previous, natives, progress);
+    let (scan, loading) = Scan::start(loaders, layers, previous, natives, progress);
     finish_loading(scan, loading).await
 }
 
@@ -69,7 +87,9 @@ pub(crate) struct Scan {
     natives: Vec<NativeSlot>,
     http_tools: Vec<HttpSlot>,
     discovery_errors: Vec<LoadError>,
-    /// Carried over: a reload of files leaves upstream servers as they are.
+    /// Carried over with their errors: a reload of files leaves upstream servers as
+    /// they are.
+    upstreams: Vec<UpstreamSlot>,
     source_errors: Vec<LoadError>,
     loaded_any: bool,
 }
@@ -77,7 +97,7 @@ pub(crate) struct Scan {
 impl Scan {
     /// Discovers every file and starts loading the changed ones.
     pub fn start(
-        core: &Arc<Core>,
+        loaders: &Arc<Loaders>,
         layers: &[Layer],
         previous: Option<&Snapshot>,
         natives: Vec<NativeSlot>,
@@ -87,13 +107,13 @@ impl Scan {
         let mut http_found = Vec::new();
         let mut discovery_errors = Vec::new();
         for (index, layer) in layers.iter().enumerate() {
-            let found = registry::discover(index, layer, &|namespace| core.serves_namespace(namespace));
+            let found = discover(index, layer, &|namespace| loaders.serves_namespace(namespace));
             discovered.extend(found.components);
             http_found.extend(found.http);
             discovery_errors.extend(found.errors);
         }
-        discovery_errors.extend(apply_lock_pins(core, layers, &mut discovered));
-        let mut http_tools = load_http_tools(core, http_found, previous);
+        discovery_errors.extend(apply_lock_pins(loaders, layers, &mut discovered));
+        let mut http_tools = load_http_tools(loaders, http_found, previous);
         let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
         let (mut slots, to_load) = reuse_unchanged(discovered, previous);
         for slot in unreadable_but_served(previous, &discovery_errors) {
@@ -109,10 +129,11 @@ impl Scan {
             natives: previous.map(|snapshot| snapshot.natives.clone()).unwrap_or(natives),
             http_tools,
             discovery_errors,
+            upstreams: previous.map(|snapshot| snapshot.upstreams.clone()).unwrap_or_default(),
             source_errors: previous.map(|snapshot| snapshot.source_errors.clone()).unwrap_or_default(),
             loaded_any: !to_load.is_empty(),
         };
-        (scan, Loading::start(core, to_load, progress))
+        (scan, Loading::start(loaders, to_load, progress))
     }
 
     pub fn fill(&mut self, order: usize, slot: ComponentSlot) {
@@ -139,12 +160,14 @@ impl Scan {
         let components = self.slots.iter().flatten().filter(|slot| !overridable(slot.layer, &slot.namespace));
         let natives = self.natives.iter().filter(|native| !overridable(native.layer, &native.tool.namespace));
         let http_tools = self.http_tools.iter().filter(|slot| !overridable(slot.layer, &slot.namespace));
+        let upstreams = self.upstreams.iter().filter(|slot| !overridable(slot.layer, &slot.tool.server));
         Snapshot::build(Parts {
             generation,
             layers: self.layers.clone(),
             components: components.cloned().collect(),
             natives: natives.cloned().collect(),
             http_tools: http_tools.cloned().collect(),
+            upstreams: upstreams.cloned().collect(),
             discovery_errors: self.discovery_errors.clone(),
             source_errors: self.source_errors.clone(),
         })
@@ -154,7 +177,7 @@ impl Scan {
     /// the one `start` was given.
     pub fn finish(self) -> Snapshot {
         if self.loaded_any {
-            code::return_freed_memory();
+            return_freed_memory();
         }
         Snapshot::build(Parts {
             generation: self.generation,
@@ -162,6 +185,7 @@ impl Scan {
             components: self.slots.into_iter().flatten().collect(),
             natives: self.natives,
             http_tools: self.http_tools,
+            upstreams: self.upstreams,
             discovery_errors: self.discovery_errors,
             source_errors: self.source_errors,
         })
@@ -176,8 +200,8 @@ impl Scan {
 /// Puts `toolhost.lock`'s pins on the files they name, and returns an error for each
 /// pinned file that is missing from a root this host serves: declared and locked, but
 /// not pulled here yet.
-fn apply_lock_pins(core: &Core, layers: &[Layer], discovered: &mut [Discovered]) -> Vec<LoadError> {
-    let pins = core.pins.load();
+fn apply_lock_pins(loaders: &Loaders, layers: &[Layer], discovered: &mut [Discovered]) -> Vec<LoadError> {
+    let pins = loaders.pins.load();
     if pins.is_empty() {
         return Vec::new();
     }
@@ -186,7 +210,7 @@ fn apply_lock_pins(core: &Core, layers: &[Layer], discovered: &mut [Discovered])
     }
     let served = |path: &Path| {
         let namespace = path.parent().and_then(Path::file_name).and_then(|name| name.to_str());
-        namespace.is_some_and(|namespace| core.serves_namespace(namespace))
+        namespace.is_some_and(|namespace| loaders.serves_namespace(namespace))
             && layers.iter().any(|layer| layer.root.as_deref().is_some_and(|root| path.starts_with(root)))
     };
     let mut missing: Vec<LoadError> = pins
@@ -223,7 +247,7 @@ fn unreadable_dirs(discovery_errors: &[LoadError]) -> Vec<&Path> {
 /// The slots of HTTP tool definitions: unchanged files keep their slot; the others are
 /// read now (a small TOML file each, no compiling), and one that no longer loads keeps
 /// its last good version serving beside its error.
-fn load_http_tools(core: &Core, found: Vec<DiscoveredHttp>, previous: Option<&Snapshot>) -> Vec<HttpSlot> {
+fn load_http_tools(loaders: &Loaders, found: Vec<DiscoveredHttp>, previous: Option<&Snapshot>) -> Vec<HttpSlot> {
     let previous_slots: HashMap<(&Path, usize), &HttpSlot> = previous
         .map(|snapshot| snapshot.http_tools.iter().map(|slot| ((slot.path.as_path(), slot.layer), slot)).collect())
         .unwrap_or_default();
@@ -236,7 +260,7 @@ fn load_http_tools(core: &Core, found: Vec<DiscoveredHttp>, previous: Option<&Sn
                 return slot.clone();
             }
             let last_good = before.and_then(|slot| slot.loaded.clone());
-            let (loaded, error) = match HttpTool::load(&path, core.defaults, core.ceilings) {
+            let (loaded, error) = match HttpTool::load(&path, loaders.defaults, loaders.ceilings) {
                 Ok(tool) => (Some(Arc::new(tool)), None),
                 Err(error) => {
                     match &last_good {
@@ -317,7 +341,7 @@ pub(crate) struct Loading {
 }
 
 impl Loading {
-    fn start(core: &Arc<Core>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
+    fn start(loaders: &Arc<Loaders>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
         let total = to_load.len();
         if let Some(progress) = progress {
             progress(LoadProgress::Started { total });
@@ -325,10 +349,10 @@ impl Loading {
         let mut tasks = tokio::task::JoinSet::new();
         let load_slots = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));
         for ToLoad { order, found, fingerprint, last_good } in to_load {
-            let (core, load_slots) = (core.clone(), load_slots.clone());
+            let (loaders, load_slots) = (loaders.clone(), load_slots.clone());
             tasks.spawn(async move {
                 let _slot = load_slots.acquire_owned().await;
-                let result = load_catching_panics(&core, &found, last_good.as_deref()).await;
+                let result = load_catching_panics(&loaders.components, &found, last_good.as_deref()).await;
                 (order, slot_from(found, fingerprint, result, last_good))
             });
         }
@@ -355,11 +379,12 @@ impl Loading {
 /// A bug in a loader must cost one file, not the file's last good version nor the
 /// whole reload: a panic becomes that file's load error.
 async fn load_catching_panics(
-    core: &Arc<Core>,
+    components: &Components,
     found: &Discovered,
     previous: Option<&LoadedComponent>,
 ) -> Result<Arc<LoadedComponent>, LoadError> {
-    let load = AssertUnwindSafe(load_file(core, &found.wasm, found.manifest.as_deref(), found.pin.as_ref(), previous));
+    let load = components.load_file(&found.wasm, found.manifest.as_deref(), found.pin.as_ref(), previous);
+    let load = AssertUnwindSafe(load);
     load.catch_unwind().await.unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<&str>()
@@ -394,80 +419,5 @@ fn slot_from(
         fingerprint,
         loaded,
         error,
-    }
-}
-
-/// Loads one component file with the manifest beside it (and its pin in
-/// `toolhost.lock`), to be served, reusing the code of `previous` (the version served
-/// until now) when the bytes are the same: baseline code is queued for the background
-/// compile that replaces it.
-pub(crate) async fn load_file(
-    core: &Arc<Core>,
-    path: &Path,
-    manifest_path: Option<&Path>,
-    lock_pin: Option<&Pin>,
-    previous: Option<&LoadedComponent>,
-) -> Result<Arc<LoadedComponent>, LoadError> {
-    let (component, upgrade) = read_and_load(core, path, manifest_path, lock_pin, previous).await?;
-    let component = Arc::new(component);
-    if let (Some(upgrade), Some(optimizer)) = (upgrade, &core.optimizer) {
-        optimizer.enqueue(&component, upgrade);
-    }
-    Ok(component)
-}
-
-/// Loads one component file with the manifest beside it, to be looked at, not served.
-pub(crate) async fn inspect_file(
-    core: &Arc<Core>,
-    path: &Path,
-    manifest_path: Option<&Path>,
-) -> Result<LoadedComponent, LoadError> {
-    let lock_pin = core.pins.load().get(path).cloned();
-    read_and_load(core, path, manifest_path, lock_pin.as_ref(), None).await.map(|(component, _)| component)
-}
-
-async fn read_and_load(
-    core: &Arc<Core>,
-    path: &Path,
-    manifest_path: Option<&Path>,
-    lock_pin: Option<&Pin>,
-    previous: Option<&LoadedComponent>,
-) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
-    let manifest = match manifest_path {
-        Some(manifest_path) => load_manifest(manifest_path, core.defaults, core.ceilings)?,
-        None => Manifest::default_for(core.defaults),
-    };
-    let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    let manifest_pin = manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned() });
-    let pins: Vec<Pin> = manifest_pin.into_iter().chain(lock_pin.cloned()).collect();
-    let (bytes, verified) = verify(core, path, pins, bytes).await?;
-    let (mut component, upgrade) = core.loader().load_bytes(path, manifest_path, bytes, manifest, previous).await?;
-    component.verified = verified;
-    Ok((component, upgrade))
-}
-
-/// Checks the bytes just read against their pins (the manifest's, `toolhost.lock`'s)
-/// and the host's signing keys ([`crate::trust`]) before anything treats them as code:
-/// not the compile cache, not the reuse of the code served until now, not a compile.
-/// Off the executor: one SHA-256 pass over a large component takes milliseconds.
-async fn verify(
-    core: &Arc<Core>,
-    path: &Path,
-    pins: Vec<Pin>,
-    bytes: Vec<u8>,
-) -> Result<(Vec<u8>, Option<Verified>), LoadError> {
-    if pins.is_empty() && !core.signing_keys.required() {
-        return Ok((bytes, None));
-    }
-    let (core, file) = (core.clone(), path.to_owned());
-    let checked = tokio::task::spawn_blocking(move || {
-        let verified = trust::verify(&file, &bytes, &pins, &core.signing_keys);
-        (bytes, verified)
-    })
-    .await;
-    match checked {
-        Ok((bytes, Ok(verified))) => Ok((bytes, verified)),
-        Ok((_, Err(kind))) => Err(LoadError::new(path, kind)),
-        Err(e) => Err(LoadError::new(path, LoadErrorKind::Invalid(format!("the check of its bytes failed: {e}")))),
     }
 }

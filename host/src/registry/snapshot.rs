@@ -5,17 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::Layer;
+use super::discovery::{FileStamp, Fingerprint};
+use super::merge::{Offer, merge};
 use crate::error::{CallError, LoadError};
 use crate::names::{self, NameForm};
-use crate::registry::Layer;
-use crate::registry::discovery::{FileStamp, Fingerprint};
-use crate::registry::merge::{Offer, merge};
-use crate::sources::ToolSource;
-use crate::sources::component::LoadedComponent;
-use crate::sources::http::HttpTool;
-use crate::sources::native::NativeTool;
-use crate::tool::Overridden;
-use crate::tool::ToolDef;
+use crate::sources::{HttpTool, LoadedComponent, NativeTool, ToolSource, UpstreamTool};
+use crate::tool::{Overridden, ToolDef};
 
 /// A component file of a root: the version being served, and why its current file is
 /// not (a failed load keeps the last good version serving).
@@ -102,6 +98,15 @@ pub struct NativeSlot {
     pub tool: Arc<NativeTool>,
 }
 
+/// A tool of an upstream MCP server, served in a layer.
+#[derive(Debug, Clone)]
+pub struct UpstreamSlot {
+    /// Index of its layer in [`Snapshot::layers`].
+    pub layer: usize,
+    /// The tool.
+    pub tool: Arc<UpstreamTool>,
+}
+
 /// An immutable view of everything served. Calls hold an `Arc` to the snapshot they
 /// started on, so a reload never changes a call midway.
 #[derive(Debug, Default)]
@@ -122,6 +127,8 @@ pub struct Snapshot {
     pub natives: Vec<NativeSlot>,
     /// Every HTTP tool definition found, loaded or not.
     pub http_tools: Vec<HttpSlot>,
+    /// Every tool of the upstream MCP servers, by layer and name.
+    pub upstreams: Vec<UpstreamSlot>,
     /// Names two tools of one layer both have.
     pub conflicts: Vec<Conflict>,
     /// Problems found while discovering (bad names, unreadable directories).
@@ -137,58 +144,22 @@ pub(crate) struct Parts {
     pub components: Vec<ComponentSlot>,
     pub natives: Vec<NativeSlot>,
     pub http_tools: Vec<HttpSlot>,
+    pub upstreams: Vec<UpstreamSlot>,
     pub discovery_errors: Vec<LoadError>,
     pub source_errors: Vec<LoadError>,
 }
 
 impl Snapshot {
-    /// Merges loaded components and native tools by layer (highest first; in a layer,
-    /// component files by name, then native tools by name); [`merge`] decides
-    /// precedence.
-    pub(crate) fn build(parts: Parts) -> Snapshot {
-        let Parts { generation, layers, components, mut natives, http_tools, discovery_errors, source_errors } = parts;
-        natives.sort_by_key(|native| (native.layer, native.tool.full_name()));
-        let offered = offered(&layers, &components, &http_tools, &natives);
-        let offers: Vec<Offer<'_>> = offered.iter().map(|(offer, _)| offer.clone()).collect();
-        let merged = merge(&offers, |layer| layers[layer].stdlib);
-        let source = |offer: usize, tool: usize| offered[offer].1(tool);
-        let overridden = |offer: usize| {
-            let source = source(offer, 0);
-            Overridden {
-                layer: layers[offers[offer].layer].name.clone(),
-                source: source.kind(),
-                origin: source.origin(),
-                hash: source.hash().map(str::to_owned),
-            }
-        };
-        let tools: BTreeMap<String, ToolEntry> = merged
-            .winners
-            .into_iter()
-            .map(|(full_name, winner)| {
-                let entry = ToolEntry {
-                    full_name: full_name.clone(),
-                    namespace: offers[winner.offer].namespace.to_owned(),
-                    source: source(winner.offer, winner.tool),
-                    layer: offers[winner.offer].layer,
-                    overrides: winner.shadows.into_iter().map(overridden).collect(),
-                };
-                (full_name, entry)
-            })
-            .collect();
-        let conflicts: Vec<Conflict> = merged
-            .conflicts
-            .into_iter()
-            .map(|(full_name, kept, ignored)| Conflict {
-                full_name,
-                layer: layers[offers[kept].layer].name.clone(),
-                kept: source(kept, 0).origin(),
-                ignored: source(ignored, 0).origin(),
-            })
-            .collect();
-        log_shadowing(&layers, &tools, &conflicts);
-        let bare_names = merged.bare_names;
-        drop(offers);
-        drop(offered);
+    /// Merges what every source offers by layer (highest first; in a layer, component
+    /// files by name, then HTTP tools, native tools and upstream tools by name);
+    /// [`merge`] decides precedence.
+    pub(crate) fn build(mut parts: Parts) -> Snapshot {
+        parts.natives.sort_by_key(|native| (native.layer, native.tool.full_name()));
+        parts.upstreams.sort_by_key(|upstream| (upstream.layer, upstream.tool.full_name()));
+        let (tools, conflicts, bare_names) = merged(&parts);
+        log_shadowing(&parts.layers, &tools, &conflicts);
+        let Parts { generation, layers, components, natives, http_tools, upstreams, discovery_errors, source_errors } =
+            parts;
         Snapshot {
             generation,
             layers,
@@ -197,6 +168,7 @@ impl Snapshot {
             components,
             natives,
             http_tools,
+            upstreams,
             conflicts,
             discovery_errors,
             source_errors,
@@ -211,6 +183,7 @@ impl Snapshot {
             components: self.components.clone(),
             natives: self.natives.clone(),
             http_tools: self.http_tools.clone(),
+            upstreams: self.upstreams.clone(),
             discovery_errors: self.discovery_errors.clone(),
             source_errors: self.source_errors.clone(),
         }
@@ -287,34 +260,74 @@ impl Snapshot {
 
 type SourceOf<'a> = Box<dyn Fn(usize) -> ToolSource + 'a>;
 
-/// Every loaded component, HTTP tool and native tool as an offer to [`merge`], in
-/// precedence order, with how to make the [`ToolSource`] of its `n`-th tool.
-fn offered<'a>(
-    layers: &[Layer],
-    components: &'a [ComponentSlot],
-    http_tools: &'a [HttpSlot],
-    natives: &'a [NativeSlot],
-) -> Vec<(Offer<'a>, SourceOf<'a>)> {
-    let mut offered: Vec<(Offer<'a>, SourceOf<'a>)> = Vec::new();
-    for layer in 0..layers.len() {
-        for slot in components.iter().filter(|slot| slot.layer == layer) {
-            let Some(component) = &slot.loaded else { continue };
-            let offer = Offer {
-                layer,
-                namespace: &slot.namespace,
-                tools: component.tools.iter().map(|tool| tool.name.as_str()).collect(),
+/// The served tools by full name, the conflicts within layers, and the bare names.
+fn merged(parts: &Parts) -> (BTreeMap<String, ToolEntry>, Vec<Conflict>, HashMap<String, String>) {
+    let layers = &parts.layers;
+    let offered = offered(parts);
+    let offers: Vec<Offer<'_>> = offered.iter().map(|(offer, _)| offer.clone()).collect();
+    let merged = merge(&offers, |layer| layers[layer].stdlib);
+    let source = |offer: usize, tool: usize| offered[offer].1(tool);
+    let overridden = |offer: usize| {
+        let source = source(offer, 0);
+        Overridden {
+            layer: layers[offers[offer].layer].name.clone(),
+            source: source.kind(),
+            origin: source.origin(),
+            hash: source.hash().map(str::to_owned),
+        }
+    };
+    let tools = merged
+        .winners
+        .into_iter()
+        .map(|(full_name, winner)| {
+            let entry = ToolEntry {
+                full_name: full_name.clone(),
+                namespace: offers[winner.offer].namespace.to_owned(),
+                source: source(winner.offer, winner.tool),
+                layer: offers[winner.offer].layer,
+                overrides: winner.shadows.into_iter().map(overridden).collect(),
             };
+            (full_name, entry)
+        })
+        .collect();
+    let conflicts = merged
+        .conflicts
+        .into_iter()
+        .map(|(full_name, kept, ignored)| Conflict {
+            full_name,
+            layer: layers[offers[kept].layer].name.clone(),
+            kept: source(kept, 0).origin(),
+            ignored: source(ignored, 0).origin(),
+        })
+        .collect();
+    (tools, conflicts, merged.bare_names)
+}
+
+/// Every loaded component, HTTP tool, native tool and upstream tool as an offer to
+/// [`merge`], in precedence order, with how to make the [`ToolSource`] of its `n`-th
+/// tool.
+fn offered(parts: &Parts) -> Vec<(Offer<'_>, SourceOf<'_>)> {
+    let mut offered: Vec<(Offer<'_>, SourceOf<'_>)> = Vec::new();
+    for layer in 0..parts.layers.len() {
+        for slot in parts.components.iter().filter(|slot| slot.layer == layer) {
+            let Some(component) = &slot.loaded else { continue };
+            let tools = component.tools.iter().map(ToolDef::name).collect();
+            let offer = Offer { layer, namespace: &slot.namespace, tools };
             let source = move |index| ToolSource::Component { component: component.clone(), index };
             offered.push((offer, Box::new(source)));
         }
-        for slot in http_tools.iter().filter(|slot| slot.layer == layer) {
+        for slot in parts.http_tools.iter().filter(|slot| slot.layer == layer) {
             let Some(tool) = &slot.loaded else { continue };
-            let offer = Offer { layer, namespace: &slot.namespace, tools: vec![tool.def.name.as_str()] };
+            let offer = Offer { layer, namespace: &slot.namespace, tools: vec![tool.def.name()] };
             offered.push((offer, Box::new(move |_| ToolSource::Http(tool.clone()))));
         }
-        for native in natives.iter().filter(|native| native.layer == layer) {
-            let offer = Offer { layer, namespace: &native.tool.namespace, tools: vec![native.tool.def.name.as_str()] };
+        for native in parts.natives.iter().filter(|native| native.layer == layer) {
+            let offer = Offer { layer, namespace: &native.tool.namespace, tools: vec![native.tool.def.name()] };
             offered.push((offer, Box::new(move |_| ToolSource::Native(native.tool.clone()))));
+        }
+        for upstream in parts.upstreams.iter().filter(|upstream| upstream.layer == layer) {
+            let offer = Offer { layer, namespace: &upstream.tool.server, tools: vec![upstream.tool.def.name()] };
+            offered.push((offer, Box::new(move |_| ToolSource::Upstream(upstream.tool.clone()))));
         }
     }
     offered

@@ -1,4 +1,4 @@
-//! Hot reload: a file watcher over every root, debounced into [`ToolHost::reload`].
+//! Hot reload: a file watcher over every root, and over a few files of a directory, debounced into bursts.
 //!
 //! Calls in flight are never disturbed: a reload publishes a new snapshot and calls that
 //! started on the old one finish on it. A copy in progress may produce a failed load in
@@ -12,13 +12,21 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use notify::{EventKind, RecursiveMode, Watcher};
 
-use crate::{HostConfig, ToolHost};
+use super::RegistryChange;
 
 /// Keeps the watcher alive (its task owns it); dropping it stops watching.
 pub struct WatchHandle {
     task: tokio::task::JoinHandle<()>,
+}
+
+impl WatchHandle {
+    /// The handle of `task`, which owns a watcher: dropping the handle stops it.
+    pub(crate) fn of(task: tokio::task::JoinHandle<()>) -> WatchHandle {
+        WatchHandle { task }
+    }
 }
 
 impl Drop for WatchHandle {
@@ -127,36 +135,58 @@ fn max_settle(debounce: Duration) -> Duration {
 /// How often the roots are rescanned when no file watcher can be had.
 const POLL_INTERVAL: Duration = Duration::from_secs(2);
 
-/// Watches the roots; when the system refuses a watcher (too few file descriptors,
-/// inotify instances or watches), rescans them every [`POLL_INTERVAL`] instead and
-/// says so: changes are then seen later, never missed, and the host keeps serving.
-pub(crate) fn start(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
-    match start_watcher(host.clone(), debounce) {
-        Ok(handle) => Ok(handle),
-        Err(error) => {
-            tracing::warn!(
-                "{}; rescanning the roots every {POLL_INTERVAL:?} instead",
-                crate::text::Escaped(&error.to_string())
-            );
-            Ok(start_polling(host))
-        }
+/// What a watch of the roots calls after each burst of changes: a reload, whose change
+/// it logs.
+pub(crate) type Reload = Box<dyn Fn() -> BoxFuture<'static, RegistryChange> + Send + Sync>;
+
+/// Watches `roots` and calls `reload` after each burst of changes settles for
+/// `debounce`. When the system refuses a watcher (too few file descriptors, inotify
+/// instances or watches), rescans every [`POLL_INTERVAL`] instead and says so: changes
+/// are then seen later, never missed, and the host keeps serving.
+pub(crate) fn watch_roots(roots: Vec<PathBuf>, debounce: Duration, reload: Reload) -> Result<WatchHandle, WatchError> {
+    let (mut watcher, mut receiver) = match signalling_watcher("file watcher", |_| true) {
+        Ok(watcher) => watcher,
+        Err(error) => return Ok(polling(&error, reload)),
+    };
+    let mut watched = HashMap::new();
+    if let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched) {
+        return Ok(polling(&error, reload));
     }
+    let task = tokio::spawn(async move {
+        while receiver.recv().await.is_some() {
+            if !settle(&mut receiver, debounce).await {
+                return;
+            }
+            // A root may have appeared or vanished: watch what exists before rescanning,
+            // so that files written into a new root from now on are seen.
+            if let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched) {
+                tracing::warn!("{}", crate::text::Escaped(&error.to_string()));
+            }
+            log_change(&reload().await);
+        }
+    });
+    Ok(WatchHandle { task })
 }
 
-fn start_polling(host: ToolHost) -> WatchHandle {
+fn polling(error: &WatchError, reload: Reload) -> WatchHandle {
+    tracing::warn!(
+        "{}; rescanning the roots every {POLL_INTERVAL:?} instead",
+        crate::text::Escaped(&error.to_string())
+    );
     let task = tokio::spawn(async move {
         let mut ticks = tokio::time::interval(POLL_INTERVAL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
         loop {
             ticks.tick().await;
-            log_change(&host.reload().await);
+            log_change(&reload().await);
         }
     });
     WatchHandle { task }
 }
 
-fn log_change(change: &crate::RegistryChange) {
+/// Says what a reload changed, when it changed anything.
+pub(crate) fn log_change(change: &RegistryChange) {
     if !change.is_empty() {
         tracing::info!(
             added = ?change.added,
@@ -186,88 +216,32 @@ async fn settle(receiver: &mut tokio::sync::mpsc::UnboundedReceiver<()>, debounc
     }
 }
 
-/// Watches `toolhost.toml` at `path`, and `toolhost.lock` beside it, and applies what
-/// can change while serving: the `[[upstream]]` servers (started, stopped, restarted as
-/// their declarations changed) and the lock's pins (the files whose pin moved are
-/// loaded again).
-/// A file that no longer parses is reported with its line and changes nothing; other
-/// edits are reported as taking effect at the next start. `started_with` is the
-/// configuration the host was built from.
-pub(crate) fn start_config(
-    host: ToolHost,
-    path: &Path,
-    started_with: HostConfig,
+/// A watch of a few files of one directory: the directory itself is watched, since
+/// editors save by writing a new file and renaming it over the old one, which a watch
+/// of the old file's inode never sees.
+pub(crate) struct FileWatch {
+    _watcher: notify::RecommendedWatcher,
+    receiver: tokio::sync::mpsc::UnboundedReceiver<()>,
     debounce: Duration,
-) -> Result<WatchHandle, WatchError> {
-    let path = std::path::absolute(path)
-        .map_err(|e| WatchError { path: path.display().to_string(), source: notify::Error::io(e) })?;
-    let (Some(dir), Some(file_name)) = (path.parent().map(Path::to_owned), path.file_name().map(ToOwned::to_owned))
-    else {
-        return Err(WatchError { path: path.display().to_string(), source: notify::Error::generic("not a file path") });
-    };
-    let lock_name = std::ffi::OsString::from(crate::oci::lock::LOCK_FILE);
-    // The directory, not the file: editors save by writing a new file and renaming it
-    // over the old one, which a watch of the old file's inode never sees.
-    let (mut watcher, mut receiver) = signalling_watcher("configuration watcher", move |event| {
-        event.paths.iter().any(|p| p.file_name() == Some(&file_name) || p.file_name() == Some(&lock_name))
-    })?;
-    watcher
-        .watch(&dir, RecursiveMode::NonRecursive)
-        .map_err(|source| WatchError { path: dir.display().to_string(), source })?;
+}
 
-    let task = tokio::spawn(async move {
-        let _watcher = watcher;
-        let mut current = started_with;
-        while receiver.recv().await.is_some() {
-            if !settle(&mut receiver, debounce).await {
-                return;
-            }
-            let next = match HostConfig::load(&path) {
-                Ok(next) => next,
-                Err(error) => {
-                    let error = crate::text::Escaped(&error.to_string()).to_string();
-                    tracing::warn!("{error}; the configuration in use stays as it was");
-                    continue;
-                }
-            };
-            if next == current {
-                continue;
-            }
-            match host.set_upstreams(next.upstreams.clone()).await {
-                Ok(changes) if !changes.is_empty() => tracing::info!(
-                    started = ?changes.started,
-                    stopped = ?changes.stopped,
-                    restarted = ?changes.restarted,
-                    "upstream MCP servers changed"
-                ),
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::warn!("{}: {error}; the upstream servers stay as they were", path.display());
-                    continue;
-                }
-            }
-            let pins = next.oci_pins();
-            if pins != current.oci_pins() {
-                tracing::info!("{}: the pins changed", crate::oci::lock::LOCK_FILE);
-                log_change(&host.set_pins(pins).await);
-            }
-            let served_as_is = |config: &HostConfig| HostConfig {
-                upstreams: Vec::new(),
-                oci: Vec::new(),
-                lock: Default::default(),
-                ..config.clone()
-            };
-            let restart_needed = served_as_is(&next) != served_as_is(&current);
-            if restart_needed {
-                tracing::warn!(
-                    "{}: changes outside [[upstream]] take effect when the host starts again",
-                    path.display()
-                );
-            }
-            current = next;
-        }
-    });
-    Ok(WatchHandle { task })
+impl FileWatch {
+    /// Watches the files of `dir` named `names`.
+    pub fn start(dir: &Path, names: Vec<std::ffi::OsString>, debounce: Duration) -> Result<FileWatch, WatchError> {
+        let (mut watcher, receiver) = signalling_watcher("configuration watcher", move |event| {
+            event.paths.iter().any(|path| path.file_name().is_some_and(|name| names.iter().any(|n| n == name)))
+        })?;
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|source| WatchError { path: dir.display().to_string(), source })?;
+        Ok(FileWatch { _watcher: watcher, receiver, debounce })
+    }
+
+    /// Completes once a burst of changes of the files has settled; `false` when the
+    /// watcher is gone.
+    pub async fn settled(&mut self) -> bool {
+        self.receiver.recv().await.is_some() && settle(&mut self.receiver, self.debounce).await
+    }
 }
 
 /// A watcher that signals every relevant event `concerns`, and every watcher error (an
@@ -289,26 +263,4 @@ fn signalling_watcher(
     })
     .map_err(|source| WatchError { path: "(watcher)".into(), source })?;
     Ok((watcher, receiver))
-}
-
-fn start_watcher(host: ToolHost, debounce: Duration) -> Result<WatchHandle, WatchError> {
-    let (mut watcher, mut receiver) = signalling_watcher("file watcher", |_| true)?;
-    let roots: Vec<PathBuf> = host.layers().iter().filter_map(|layer| layer.root.clone()).collect();
-    let mut watched = HashMap::new();
-    refresh_watches(&mut watcher, &roots, &mut watched)?;
-
-    let task = tokio::spawn(async move {
-        while receiver.recv().await.is_some() {
-            if !settle(&mut receiver, debounce).await {
-                return;
-            }
-            // A root may have appeared or vanished: watch what exists before rescanning,
-            // so that files written into a new root from now on are seen.
-            if let Err(error) = refresh_watches(&mut watcher, &roots, &mut watched) {
-                tracing::warn!("{}", crate::text::Escaped(&error.to_string()));
-            }
-            log_change(&host.reload().await);
-        }
-    });
-    Ok(WatchHandle { task })
 }

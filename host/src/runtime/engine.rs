@@ -18,8 +18,17 @@ use std::time::Duration;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, Strategy};
 
 use crate::error::BuildError;
-use crate::sandbox::limits::{MAX_INSTANCES, MIN_MAX_MEMORY, TABLE_ELEMENTS_LIMIT};
+use crate::sandbox::TABLE_ELEMENTS_LIMIT;
 use crate::tool::{Ceilings, MAX_TIMEOUT};
+
+/// The most instances one engine may keep alive at once. Each costs address space (a
+/// `max_memory` slot) and the pool reserves several core instances, memories and tables
+/// per component instance.
+pub const MAX_INSTANCES: u32 = 4096;
+
+/// The least `max_memory` an engine takes: one WebAssembly page. Below it no component
+/// with a memory could ever run.
+pub const MIN_MAX_MEMORY: u64 = 64 << 10;
 
 /// How often the epoch advances. A spinning guest notices a deadline or yields to the
 /// async runtime at this granularity, so it bounds both timeout precision and how long a

@@ -2,7 +2,7 @@
 //!
 //! [`Limits`] are host-wide defaults, narrowed or widened per component by its manifest,
 //! never beyond the [`Ceilings`]: the memory the engine's pool reserves per instance
-//! (configurable), [`MAX_TIMEOUT`], [`TABLE_ELEMENTS_LIMIT`], [`MAX_INSTANCES`] and [`MIN_MAX_MEMORY`].
+//! (configurable), [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) and [`TABLE_ELEMENTS_LIMIT`].
 
 use wasmtime::ResourceLimiter;
 
@@ -10,15 +10,6 @@ use crate::error::MemoryResource;
 
 /// Elements one table may hold; the same bound as the pool's table slots.
 pub const TABLE_ELEMENTS_LIMIT: usize = 1 << 16;
-
-/// The most instances one engine may keep alive at once. Each costs address space (a
-/// `max_memory` slot) and the pool reserves several core instances, memories and tables
-/// per component instance.
-pub const MAX_INSTANCES: u32 = 4096;
-
-/// The least `max_memory` an engine takes: one WebAssembly page. Below it no component
-/// with a memory could ever run.
-pub const MIN_MAX_MEMORY: u64 = 64 << 10;
 
 /// Memory and table growth bounded per call. Remembers a refusal, because a guest
 /// whose allocation fails usually aborts with a generic trap, and the caller deserves to

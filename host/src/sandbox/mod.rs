@@ -13,26 +13,10 @@ pub mod output;
 mod state;
 mod store;
 
+pub use grants::{Capabilities, FileGrant, Grants};
+pub(crate) use keyvalue::quotas;
+pub use limits::TABLE_ELEMENTS_LIMIT;
+pub use outbound::{DeniedRequest, HostPattern, Resolve, SystemResolver};
+pub use output::{CapturedOutput, LogLine};
 pub(crate) use state::{SandboxState, new_linker};
-pub(crate) use store::{Operation, Returned, Services, run};
-
-use wasmtime::Engine;
-use wasmtime::component::Linker;
-
-use crate::error::BuildError;
-use crate::runtime::engine::{EngineSettings, Tier};
-
-/// An engine of one tier, and everything a guest may import linked for it.
-pub(crate) struct TierEngine {
-    pub tier: Tier,
-    pub engine: Engine,
-    pub linker: Linker<SandboxState>,
-}
-
-impl TierEngine {
-    pub fn new(settings: &EngineSettings, tier: Tier) -> Result<TierEngine, BuildError> {
-        let engine = crate::runtime::engine::new_engine(settings, tier)?;
-        let linker = new_linker(&engine)?;
-        Ok(TierEngine { tier, engine, linker })
-    }
-}
+pub(crate) use store::{Run, Sandbox, Services};

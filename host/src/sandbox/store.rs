@@ -1,6 +1,7 @@
 //! One fresh sandbox per guest call: a new `Store` with the call's limits, a WASI context
 //! holding exactly the component's grants, and an instance from the cached `InstancePre`.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,16 +27,6 @@ use crate::tool::Limits;
 /// catches guests blocked in a host call.
 const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
 
-/// What to run inside the sandbox, and on which instance.
-pub(crate) enum Operation<'a> {
-    /// `toolbox.list-tools` of a toolbox component.
-    ListTools(&'a PluginPre<SandboxState>),
-    /// `toolbox.call` of a toolbox component, whose progress reports go to `progress`.
-    Call { pre: &'a PluginPre<SandboxState>, tool: &'a str, input: &'a str, progress: Option<ProgressHook> },
-    /// One exported function of a plain component.
-    Invoke { pre: &'a InstancePre<SandboxState>, export: &'a ComponentExportIndex, params: Vec<Val>, results: usize },
-}
-
 /// What the host lends a call beyond its grants: name resolution for its outgoing
 /// requests, and the store behind its buckets (none while a component loads).
 pub(crate) struct Services {
@@ -43,17 +34,17 @@ pub(crate) struct Services {
     pub storage: Option<Arc<Storage>>,
 }
 
-/// What the guest returned.
-pub(crate) enum Returned {
-    Tools(Vec<GuestToolInfo>),
-    Call(Result<String, GuestToolError>),
-    Values(Vec<Val>),
+/// The outcome of one sandboxed run, with what it consumed.
+pub(crate) struct Run<T> {
+    pub result: Result<T, CallError>,
+    pub consumed: Consumed,
 }
 
-/// The outcome of one sandboxed run, with what it consumed.
-pub(crate) struct Run {
-    pub result: Result<Returned, CallError>,
-    pub fuel_consumed: u64,
+/// What one sandboxed run consumed and left behind.
+pub(crate) struct Consumed {
+    /// Fuel the guest burned.
+    pub fuel: u64,
+    /// What it printed and logged.
     pub output: CapturedOutput,
     /// Outgoing requests the allow-list refused.
     pub denied_requests: Vec<DeniedRequest>,
@@ -61,56 +52,113 @@ pub(crate) struct Run {
     pub transaction: Option<Transaction>,
 }
 
-/// Instantiates the component in a fresh store and runs one operation.
-pub(crate) async fn run(
-    engine: &Engine,
-    label: Arc<str>,
-    limits: &Limits,
-    grants: Arc<Grants>,
-    services: Services,
-    operation: Operation<'_>,
-) -> Run {
+/// What a run does on its fresh store: instantiate the component, then call it.
+trait GuestWork: Send {
+    type Output: Send;
+    fn run(self, store: &mut Store<SandboxState>) -> impl Future<Output = wasmtime::Result<Self::Output>> + Send;
+}
+
+/// `toolbox.list-tools` of a toolbox component.
+struct ListTools<'a>(&'a PluginPre<SandboxState>);
+
+impl GuestWork for ListTools<'_> {
+    type Output = Vec<GuestToolInfo>;
+    async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
+        let plugin = self.0.instantiate_async(&mut *store).await?;
+        plugin.toolhost_tool_toolbox().call_list_tools(&mut *store).await
+    }
+}
+
+/// `toolbox.call` of a toolbox component.
+struct CallTool<'a> {
+    pre: &'a PluginPre<SandboxState>,
+    tool: &'a str,
+    input: &'a str,
+}
+
+impl GuestWork for CallTool<'_> {
+    type Output = Result<String, GuestToolError>;
+    async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
+        let plugin = self.pre.instantiate_async(&mut *store).await?;
+        plugin.toolhost_tool_toolbox().call_call(&mut *store, self.tool, self.input).await
+    }
+}
+
+/// One exported function of a plain component, returning `results` values.
+struct Invoke<'a> {
+    pre: &'a InstancePre<SandboxState>,
+    export: &'a ComponentExportIndex,
+    params: Vec<Val>,
+    results: usize,
+}
+
+impl GuestWork for Invoke<'_> {
+    type Output = Vec<Val>;
+    async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
+        let instance = self.pre.instantiate_async(&mut *store).await?;
+        let func = instance
+            .get_func(&mut *store, self.export)
+            .ok_or_else(|| wasmtime::Error::msg("the exported function is missing from the instance"))?;
+        let mut values = vec![Val::Bool(false); self.results];
+        func.call_async(&mut *store, &self.params, &mut values).await?;
+        Ok(values)
+    }
+}
+
+/// Where a run happens and under which terms: the engine, who it runs for (in errors),
+/// its limits, its grants and what the host lends it.
+pub(crate) struct Sandbox<'a> {
+    pub engine: &'a Engine,
+    pub label: Arc<str>,
+    pub limits: &'a Limits,
+    pub grants: Arc<Grants>,
+    pub services: Services,
+}
+
+impl Sandbox<'_> {
+    /// `toolbox.list-tools` of a toolbox component, in a fresh store.
+    pub async fn list_tools(self, pre: &PluginPre<SandboxState>) -> Run<Vec<GuestToolInfo>> {
+        run(self, ProgressReports::default(), ListTools(pre)).await
+    }
+
+    /// `toolbox.call` of a toolbox component, in a fresh store, its progress reports
+    /// going to `progress`.
+    pub async fn call_tool(
+        self,
+        pre: &PluginPre<SandboxState>,
+        tool: &str,
+        input: &str,
+        progress: Option<ProgressHook>,
+    ) -> Run<Result<String, GuestToolError>> {
+        run(self, ProgressReports::new(progress), CallTool { pre, tool, input }).await
+    }
+
+    /// One exported function of a plain component, in a fresh store: its `results`
+    /// values.
+    pub async fn invoke(
+        self,
+        pre: &InstancePre<SandboxState>,
+        export: &ComponentExportIndex,
+        params: Vec<Val>,
+        results: usize,
+    ) -> Run<Vec<Val>> {
+        run(self, ProgressReports::default(), Invoke { pre, export, params, results }).await
+    }
+}
+
+/// Instantiates the component in a fresh store and runs `work` on it.
+async fn run<W: GuestWork>(sandbox: Sandbox<'_>, progress: ProgressReports, work: W) -> Run<W::Output> {
+    let Sandbox { engine, label, limits, grants, services } = sandbox;
     let output = OutputSink::new(limits.max_log);
-    let progress = match &operation {
-        Operation::Call { progress, .. } => ProgressReports::new(progress.clone()),
-        Operation::ListTools(_) | Operation::Invoke { .. } => ProgressReports::default(),
-    };
     let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress, services) {
         Ok(store) => store,
         Err(message) => {
-            return Run {
-                result: Err(CallError::Host { tool: label.to_string(), message }),
-                fuel_consumed: 0,
-                output: output.take(),
-                denied_requests: Vec::new(),
-                transaction: None,
-            };
-        }
-    };
-    let guest = async {
-        match operation {
-            Operation::ListTools(pre) => {
-                let plugin = pre.instantiate_async(&mut store).await?;
-                plugin.toolhost_tool_toolbox().call_list_tools(&mut store).await.map(Returned::Tools)
-            }
-            Operation::Call { pre, tool, input, .. } => {
-                let plugin = pre.instantiate_async(&mut store).await?;
-                plugin.toolhost_tool_toolbox().call_call(&mut store, tool, input).await.map(Returned::Call)
-            }
-            Operation::Invoke { pre, export, params, results } => {
-                let instance = pre.instantiate_async(&mut store).await?;
-                let func = instance
-                    .get_func(&mut store, export)
-                    .ok_or_else(|| wasmtime::Error::msg("the exported function is missing from the instance"))?;
-                let mut values = vec![Val::Bool(false); results];
-                func.call_async(&mut store, &params, &mut values).await?;
-                Ok(Returned::Values(values))
-            }
+            let consumed = Consumed { fuel: 0, output: output.take(), denied_requests: Vec::new(), transaction: None };
+            return Run { result: Err(CallError::Host { tool: label.to_string(), message }), consumed };
         }
     };
     // Boxed: the guest's futures are large, and the caller's future should not carry them.
-    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, Box::pin(guest)).await;
-
+    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, Box::pin(work.run(&mut store))).await;
     let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
     let result = match outcome {
         Ok(Ok(returned)) => Ok(returned),
@@ -118,7 +166,8 @@ pub(crate) async fn run(
         Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
     let transaction = store.data_mut().storage.take_transaction();
-    Run { result, fuel_consumed, output: output.take(), denied_requests: store.data().outbound.denied(), transaction }
+    let denied_requests = store.data().outbound.denied();
+    Run { result, consumed: Consumed { fuel: fuel_consumed, output: output.take(), denied_requests, transaction } }
 }
 
 /// A store holding exactly the grants, bounded by the limits: fuel, memory and tables

@@ -1,21 +1,32 @@
-//! What answers a served tool's calls: a component (through the toolbox contract or its
-//! plain typed exports), a native Rust function or a declarative HTTP request. The call pipeline dispatches on it;
-//! everything before and after dispatch is the same for every kind.
+//! What answers a tool's calls, one folder per kind of source, and the one dispatch that runs a call of any of them.
+//!
+//! A component (through the toolbox contract or its plain typed exports), a native Rust
+//! function, a declarative HTTP request or an upstream MCP server: each kind runs its
+//! own calls and reports what it produced and consumed in the same [`Ran`]. Everything
+//! before and after the dispatch (policy, approval, validation, the output checks, the
+//! audit record) is the call pipeline's, the same for every kind.
 
-pub mod component;
-pub mod http;
-pub mod native;
+mod component;
+mod http;
+mod native;
 pub mod upstream;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::sources::component::LoadedComponent;
-use crate::sources::component::plain::PlainFunction;
-use crate::sources::http::HttpTool;
-use crate::sources::native::NativeTool;
-use crate::tool::SourceKind;
-use crate::tool::ToolDef;
+use serde_json::Value;
+
+pub(crate) use component::{Components, check_preamble, content_hash, return_freed_memory};
+pub use component::{Contract, LoadedComponent, PlainFunction};
+pub use http::{HttpTool, is_http_tool_file};
+pub use native::NativeTool;
+pub use upstream::UpstreamTool;
+
+use crate::error::CallError;
+use crate::progress::ProgressHook;
+use crate::sandbox::{CapturedOutput, DeniedRequest, Resolve};
+use crate::storage::Storage;
+use crate::tool::{SourceKind, ToolDef};
 
 /// The implementation behind a tool.
 #[derive(Debug, Clone)]
@@ -31,15 +42,88 @@ pub enum ToolSource {
     Native(Arc<NativeTool>),
     /// A declarative HTTP tool (`<name>.http.toml`).
     Http(Arc<HttpTool>),
+    /// A tool of an upstream MCP server.
+    Upstream(Arc<UpstreamTool>),
+}
+
+/// What a source produced, before the output checks.
+pub(crate) enum Produced {
+    /// JSON text, as a toolbox component returns it.
+    Text(String),
+    /// A JSON value, as the other sources return it.
+    Value(Value),
+}
+
+/// One run of a tool by its source: what it produced, or why not, and what it consumed.
+pub(crate) struct Ran {
+    pub produced: Result<Produced, CallError>,
+    /// Bytes of the input handed to the tool.
+    pub input_bytes: u64,
+    /// Fuel the guest burned (0 outside a sandbox).
+    pub fuel_consumed: u64,
+    /// What the guest printed and logged.
+    pub captured: CapturedOutput,
+    /// Outgoing HTTP requests the allow-list refused.
+    pub denied_requests: Vec<DeniedRequest>,
+    /// Storage writes to make visible once the output passed its checks.
+    pub writes: Option<component::Writes>,
+}
+
+impl Ran {
+    /// A run that ended before the tool ran, with `error`.
+    pub fn refused(error: CallError) -> Ran {
+        Ran::produced(Err(error), 0)
+    }
+
+    /// A run of a source outside any sandbox: what it produced, and its input's size.
+    pub fn produced(produced: Result<Produced, CallError>, input_bytes: u64) -> Ran {
+        Ran {
+            produced,
+            input_bytes,
+            fuel_consumed: 0,
+            captured: CapturedOutput::default(),
+            denied_requests: Vec::new(),
+            writes: None,
+        }
+    }
+}
+
+/// What the host lends a call of any source.
+pub(crate) struct RunContext<'a> {
+    pub components: &'a Components,
+    /// Resolves the names outgoing requests go to.
+    pub resolver: &'a Arc<dyn Resolve>,
+    /// The buckets of `wasi:keyvalue`.
+    pub storage: &'a Arc<Storage>,
+    /// Where the tool's progress reports go.
+    pub progress: Option<&'a ProgressHook>,
+}
+
+/// Bytes of `input` as JSON text.
+fn json_size(input: &Value) -> u64 {
+    serde_json::to_vec(input).map_or(0, |bytes| bytes.len() as u64)
 }
 
 impl ToolSource {
+    /// Runs a call of the tool `full_name` with `input` (valid for its input schema).
+    pub(crate) async fn run(&self, full_name: &str, input: Value, context: &RunContext<'_>) -> Ran {
+        match self {
+            ToolSource::Component { component, index } => {
+                context.components.run(component, *index, (full_name, &input), context.storage, context.progress).await
+            }
+            ToolSource::Native(tool) => tool.run(full_name, input).await,
+            ToolSource::Http(tool) => tool.run(full_name, &input, context.resolver.as_ref()).await,
+            ToolSource::Upstream(tool) => tool.run(full_name, input).await,
+        }
+    }
+
     /// The tool's definition.
     pub fn def(&self) -> &ToolDef {
         match self {
             ToolSource::Component { component, index } => &component.tools[*index],
             ToolSource::Native(tool) => &tool.def,
             ToolSource::Http(tool) => &tool.def,
+            ToolSource::Upstream(tool) => &tool.def,
         }
     }
 
@@ -48,9 +132,9 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, .. } if component.is_plain() => SourceKind::PlainComponent,
             ToolSource::Component { .. } => SourceKind::Component,
-            ToolSource::Native(tool) if tool.upstream.is_some() => SourceKind::McpServer,
             ToolSource::Native(_) => SourceKind::Native,
             ToolSource::Http(_) => SourceKind::Http,
+            ToolSource::Upstream(_) => SourceKind::McpServer,
         }
     }
 
@@ -58,7 +142,7 @@ impl ToolSource {
     pub fn component(&self) -> Option<&Arc<LoadedComponent>> {
         match self {
             ToolSource::Component { component, .. } => Some(component),
-            ToolSource::Native(_) | ToolSource::Http(_) => None,
+            _ => None,
         }
     }
 
@@ -66,7 +150,7 @@ impl ToolSource {
     pub fn plain_function(&self) -> Option<&PlainFunction> {
         match self {
             ToolSource::Component { component, index } => component.plain_function(*index),
-            ToolSource::Native(_) | ToolSource::Http(_) => None,
+            _ => None,
         }
     }
 
@@ -75,7 +159,7 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, .. } => Some(&component.path),
             ToolSource::Http(tool) => Some(&tool.path),
-            ToolSource::Native(_) => None,
+            ToolSource::Native(_) | ToolSource::Upstream(_) => None,
         }
     }
 
@@ -84,14 +168,14 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, .. } => Some(&component.hash),
             ToolSource::Http(tool) => Some(&tool.hash),
-            ToolSource::Native(_) => None,
+            ToolSource::Native(_) | ToolSource::Upstream(_) => None,
         }
     }
 
     /// The upstream MCP server answering for the tool, by its `[[upstream]]` name.
     pub fn upstream(&self) -> Option<&str> {
         match self {
-            ToolSource::Native(tool) => tool.upstream.as_deref(),
+            ToolSource::Upstream(tool) => Some(&tool.server),
             _ => None,
         }
     }
@@ -102,10 +186,8 @@ impl ToolSource {
         match self {
             ToolSource::Component { component, .. } => component.path.display().to_string(),
             ToolSource::Http(tool) => tool.path.display().to_string(),
-            ToolSource::Native(tool) => match &tool.upstream {
-                Some(server) => crate::sources::upstream::supervisor::section(server).display().to_string(),
-                None => "native".to_owned(),
-            },
+            ToolSource::Native(_) => "native".to_owned(),
+            ToolSource::Upstream(tool) => upstream::section(&tool.server).display().to_string(),
         }
     }
 
@@ -117,6 +199,7 @@ impl ToolSource {
             }
             (ToolSource::Native(a), ToolSource::Native(b)) => Arc::ptr_eq(a, b),
             (ToolSource::Http(a), ToolSource::Http(b)) => Arc::ptr_eq(a, b),
+            (ToolSource::Upstream(a), ToolSource::Upstream(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }

@@ -32,36 +32,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::error::{CallError, NativeToolError};
+use crate::manifest::check_timeout;
 use crate::names;
-use crate::schema::Schema;
-use crate::tool::Limits;
-use crate::tool::ToolError;
-use crate::tool::{OutputForm, ToolDef};
-use crate::tool::{Risk, ToolHints, ToolPolicy};
-
-/// Why a native tool cannot be registered.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NativeToolError {
-    /// The name is not `namespace/tool` with valid parts.
-    #[error("native tool `{name}`: {problem}")]
-    BadName {
-        /// The name given.
-        name: String,
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// A schema is not JSON Schema.
-    #[error("native tool `{name}`: {problem}")]
-    BadSchema {
-        /// The tool's name.
-        name: String,
-        /// Which schema, and what is wrong with it.
-        problem: String,
-    },
-    /// No layer of the host has this name.
-    #[error("no layer named `{0}` (native tools go into a layer the host was built with)")]
-    NoSuchLayer(String),
-}
+use crate::sources::{Produced, Ran};
+use crate::tool::{Ceilings, DeclaredOutput, Limits, Risk, ToolDef, ToolDefError, ToolError, ToolHints, ToolProblem};
 
 type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 
@@ -76,8 +51,6 @@ pub struct NativeTool {
     timeout: Option<Duration>,
     /// Its own output size limit, likewise.
     max_output: Option<u64>,
-    /// The upstream MCP server answering for it; `None` for a tool of the embedder.
-    pub(crate) upstream: Option<String>,
     handler: Handler,
 }
 
@@ -101,35 +74,14 @@ impl NativeTool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        let bad_name = |problem: String| NativeToolError::BadName { name: name.to_owned(), problem };
+        let bad_name = |problem: String| ToolDefError::of(name, ToolProblem::Name(problem));
         let (namespace, tool) =
             names::split(name).ok_or_else(|| bad_name("a native tool's name is `namespace/tool`".into()))?;
         names::validate_namespace(namespace).map_err(bad_name)?;
-        names::validate_tool(tool).map_err(bad_name)?;
-        let schema = |which: &str, schema: Value| {
-            Schema::compile(&schema.to_string()).map_err(|problem| NativeToolError::BadSchema {
-                name: name.to_owned(),
-                problem: format!("{which} schema: {problem}"),
-            })
-        };
-        let def = ToolDef {
-            name: tool.to_owned(),
-            description: description.to_owned(),
-            input_schema: schema("input", input_schema)?,
-            output_schema: schema("output", output_schema)?,
-            limits: Limits::default(),
-            policy: ToolPolicy::default(),
-            output_form: OutputForm::Json,
-        };
+        let output_schema = output_schema.to_string();
+        let def = ToolDef::new(tool, description, &input_schema.to_string(), DeclaredOutput::Json(&output_schema))?;
         let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
-        Ok(NativeTool {
-            namespace: namespace.to_owned(),
-            def: Arc::new(def),
-            timeout: None,
-            max_output: None,
-            upstream: None,
-            handler,
-        })
+        Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
     }
 
     /// A tool from a typed function: its schemas are derived from `In` and `Out`
@@ -175,7 +127,7 @@ impl NativeTool {
     /// Its output is MCP content blocks (`{"content": [...]}`), which MCP clients get
     /// as blocks rather than as structured content.
     pub fn with_mcp_content_output(mut self) -> NativeTool {
-        Arc::make_mut(&mut self.def).output_form = OutputForm::McpContent;
+        self.def = Arc::new(self.def.as_ref().clone().with_mcp_content_output());
         self
     }
 
@@ -193,20 +145,34 @@ impl NativeTool {
 
     /// `namespace/tool`.
     pub fn full_name(&self) -> String {
-        names::full_name(&self.namespace, &self.def.name)
+        names::full_name(&self.namespace, self.def.name())
     }
 
-    /// This tool as registered in a host whose default limits are `defaults`.
-    pub(crate) fn registered(mut self, defaults: Limits) -> NativeTool {
-        Arc::make_mut(&mut self.def).limits = Limits {
-            timeout: self.timeout.unwrap_or(defaults.timeout),
-            max_output: self.max_output.unwrap_or(defaults.max_output),
-            ..defaults
+    /// This tool as registered in a host whose default limits are `defaults`, its own
+    /// time limit within the host's `ceilings`.
+    pub(crate) fn registered(mut self, defaults: Limits, ceilings: Ceilings) -> Result<NativeTool, NativeToolError> {
+        let timeout = self.timeout.unwrap_or(defaults.timeout);
+        check_timeout(timeout, ceilings)
+            .map_err(|problem| NativeToolError::Limit { tool: self.full_name(), problem })?;
+        let max_output = self.max_output.unwrap_or(defaults.max_output);
+        Arc::make_mut(&mut self.def).limits = Limits { timeout, max_output, ..defaults };
+        Ok(self)
+    }
+
+    /// Runs a call under the tool's time limit. A panic in it is the host's failure to
+    /// run the call, never the host's end.
+    pub(crate) async fn run(&self, full_name: &str, input: Value) -> Ran {
+        use futures::FutureExt;
+        let input_bytes = super::json_size(&input);
+        let limit = self.def.limits.timeout;
+        let call = std::panic::AssertUnwindSafe((self.handler)(input)).catch_unwind();
+        let tool = full_name.to_owned();
+        let produced = match tokio::time::timeout(limit, call).await {
+            Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
+            Ok(Err(_panic)) => Err(CallError::Host { tool, message: "the native tool panicked".into() }),
+            Ok(Ok(Ok(output))) => Ok(Produced::Value(output)),
+            Ok(Ok(Err(failure))) => Err(failure.for_call(&tool)),
         };
-        self
-    }
-
-    pub(crate) fn call(&self, input: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
-        (self.handler)(input)
+        Ran::produced(produced, input_bytes)
     }
 }

@@ -497,7 +497,7 @@ async fn pull(options: &HostOptions, mode: toolhost::oci::PullMode) -> anyhow::R
     if config.oci.is_empty() && mode != toolhost::oci::PullMode::Locked {
         anyhow::bail!("{} names no component by OCI reference ([layer.oci.NAMESPACE])", path.display());
     }
-    let lock_path = toolhost::oci::lock::Lock::path_for(&path);
+    let lock_path = toolhost::oci::Lock::path_for(&path);
     match toolhost::oci::pull(&config.oci, &config.layers, &config.oci_settings, &lock_path, mode).await {
         Ok(pulled) => {
             print_json(&json!({ "lock": lock_path, "components": pulled }));
@@ -782,7 +782,8 @@ async fn serve(options: HostOptions, dir: Option<PathBuf>, http: Option<HttpServ
     // Without a watcher for it, the configuration still serves; only its edits wait for
     // a restart.
     let _config_watch = HostConfig::locate(options.config.as_deref()).and_then(|path| {
-        host.watch_config(&path, config, Duration::from_millis(100))
+        config
+            .watch(&host, &path, Duration::from_millis(100))
             .inspect_err(|e| {
                 eprintln!("warning: {}; edits of it take effect at the next start", Escaped(&e.to_string()))
             })

@@ -25,8 +25,8 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre};
 
 use crate::contract::PluginPre;
-use crate::runtime::engine::Tier;
-use crate::sandbox::{SandboxState, TierEngine};
+use crate::runtime::{Tier, TierEngine};
+use crate::sandbox::SandboxState;
 use crate::sources::component::Contract;
 use crate::sources::component::plain::{self, PlainCall, docs::Docs};
 use crate::tool::ToolDef;
@@ -68,8 +68,8 @@ impl Code {
                 for tool in tools {
                     let position = reflected
                         .iter()
-                        .position(|served| served.def.name == tool.name)
-                        .ok_or_else(|| format!("this compilation has no function for the tool `{}`", tool.name))?;
+                        .position(|served| served.def.name() == tool.name())
+                        .ok_or_else(|| format!("this compilation has no function for the tool `{}`", tool.name()))?;
                     calls.push(reflected.swap_remove(position).call);
                 }
                 CodeKind::Plain { pre, calls }

@@ -2,10 +2,17 @@
 //! manifest decided, and its native code ready to instantiate while it is resident
 //! ([`crate::sources::component::code`]).
 
-pub(crate) mod code;
-pub(crate) mod compile;
-pub(crate) mod optimize;
-pub mod plain;
+mod code;
+mod compile;
+mod load;
+mod optimize;
+mod plain;
+mod run;
+
+pub(crate) use code::return_freed_memory;
+pub(crate) use compile::{check_preamble, content_hash};
+pub use plain::PlainFunction;
+pub(crate) use run::Writes;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,14 +21,52 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::contract;
-use crate::runtime::engine::Tier;
-use crate::sandbox::grants::{Capabilities, Grants};
-use crate::sources::component::code::Resident;
-use crate::sources::component::plain::{PlainFunction, SkippedExport};
+use crate::error::SkippedExport;
+use crate::runtime::Tier;
+use crate::runtime::{Runtime, Tiering};
+use crate::sandbox::Resolve;
+use crate::sandbox::{Capabilities, Grants};
 use crate::tool::Limits;
 use crate::tool::ToolDef;
 use crate::tool::ToolPolicy;
+use crate::trust::SigningKeys;
 use crate::trust::Verified;
+use code::Resident;
+use optimize::Optimizer;
+
+/// The component source: what loading, compiling and running components needs.
+pub(crate) struct Components {
+    /// The engines, caches and compile slots.
+    pub runtime: Arc<Runtime>,
+    /// Replaces baseline code in the background (tiered hosts only).
+    optimizer: Option<Optimizer>,
+    /// Limits of components whose manifest does not set them.
+    pub defaults: Limits,
+    /// Keys one of which must have signed a component's bytes before they are compiled.
+    signing_keys: SigningKeys,
+    /// Resolves the names guests send HTTP requests to (a toolbox may, while listing).
+    resolver: Arc<dyn Resolve>,
+}
+
+impl Components {
+    /// The component source of a host with `runtime`; a tiered runtime gets the
+    /// background compiler that replaces baseline code.
+    pub fn new(runtime: Runtime, defaults: Limits, signing_keys: SigningKeys, resolver: Arc<dyn Resolve>) -> Self {
+        let runtime = Arc::new(runtime);
+        let optimizer = (runtime.tiering() == Tiering::Tiered)
+            .then(|| Optimizer::start(Arc::downgrade(&runtime), runtime.settings().clone()))
+            .and_then(|started| {
+                started.inspect_err(|e| tracing::warn!("baseline code stays: no optimizing thread: {e}")).ok()
+            });
+        Components { runtime, optimizer, defaults, signing_keys, resolver }
+    }
+
+    /// Components whose baseline code is still waiting for the background compile that
+    /// replaces it with optimized code.
+    pub fn optimizations_pending(&self) -> usize {
+        self.optimizer.as_ref().map_or(0, Optimizer::pending)
+    }
+}
 
 /// A loaded component.
 pub struct LoadedComponent {
@@ -88,7 +133,7 @@ impl LoadedComponent {
         if !self.resident.idle_for(idle) {
             return false;
         }
-        let schemas = self.tools.iter().flat_map(|tool| [&tool.input_schema, &tool.output_schema]);
+        let schemas = self.tools.iter().flat_map(|tool| [tool.input_schema(), tool.output_schema()]);
         let released = schemas.filter(|schema| schema.is_compiled()).inspect(|schema| schema.release()).count();
         self.resident.evict_if_idle(idle) || released > 0
     }
@@ -115,7 +160,7 @@ impl std::fmt::Debug for LoadedComponent {
         f.debug_struct("LoadedComponent")
             .field("path", &self.path)
             .field("hash", &self.hash)
-            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .field("tools", &self.tools.iter().map(ToolDef::name).collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -130,10 +175,10 @@ impl serde::Serialize for LoadedComponent {
             .enumerate()
             .map(|(index, tool)| {
                 let mut shown = json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.input_schema.json(),
-                    "output_schema": tool.output_schema.json(),
+                    "name": tool.name(),
+                    "description": tool.description(),
+                    "input_schema": tool.input_schema().json(),
+                    "output_schema": tool.output_schema().json(),
                 });
                 if tool.limits != self.limits {
                     shown["limits"] = json!(tool.limits);

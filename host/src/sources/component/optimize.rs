@@ -18,15 +18,18 @@ use std::time::Duration;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::host::Core;
-use crate::runtime::engine::{EngineSettings, compiling_engine};
-use crate::sources::component::LoadedComponent;
-use crate::sources::component::code::Code;
-use crate::sources::component::compile::Upgrade;
+use super::LoadedComponent;
+use super::code::Code;
+use crate::runtime::{EngineSettings, Runtime, compiling_engine};
 
 /// How much less the compiling thread gets scheduled than the threads serving calls
 /// (a `nice` increment).
 const BACKGROUND_NICENESS: i32 = 10;
+
+/// Baseline code to replace: the bytes to compile again.
+pub(crate) struct Upgrade {
+    pub bytes: Arc<[u8]>,
+}
 
 /// The queue of components waiting for optimized code, and its worker thread.
 pub(crate) struct Optimizer {
@@ -41,13 +44,13 @@ struct Job {
 
 impl Optimizer {
     /// Starts the worker; it stops when the optimizer and the host are gone.
-    pub fn start(core: Weak<Core>, settings: EngineSettings) -> std::io::Result<Optimizer> {
+    pub fn start(runtime: Weak<Runtime>, settings: EngineSettings) -> std::io::Result<Optimizer> {
         let (jobs, queue) = channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let counter = pending.clone();
         std::thread::Builder::new()
             .name("toolhost-optimize".into())
-            .spawn(move || work(&core, &settings, &queue, &counter))?;
+            .spawn(move || work(&runtime, &settings, &queue, &counter))?;
         Ok(Optimizer { jobs, pending })
     }
 
@@ -65,13 +68,13 @@ impl Optimizer {
     }
 }
 
-fn work(core: &Weak<Core>, settings: &EngineSettings, queue: &Receiver<Job>, pending: &AtomicUsize) {
+fn work(runtime: &Weak<Runtime>, settings: &EngineSettings, queue: &Receiver<Job>, pending: &AtomicUsize) {
     lower_priority();
     // Made for the first job: a host whose cache holds everything never needs it.
     let mut compiler = None;
     while let Ok(job) = queue.recv() {
-        wait_while_loads_compile(core);
-        optimize(core, settings, &mut compiler, &job);
+        wait_while_loads_compile(runtime);
+        optimize(runtime, settings, &mut compiler, &job);
         pending.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -83,8 +86,8 @@ const LOADS_POLL: Duration = Duration::from_millis(10);
 /// loading from a cold cache are callable sooner this way: the background compile took
 /// a fifth of the CPU they had, despite its lower priority. The host is not held while
 /// waiting, so a host dropped meanwhile frees its engines at once.
-fn wait_while_loads_compile(core: &Weak<Core>) {
-    while core.upgrade().is_some_and(|host| host.loads_compiling()) {
+fn wait_while_loads_compile(runtime: &Weak<Runtime>) {
+    while runtime.upgrade().is_some_and(|runtime| runtime.loads_compiling()) {
         std::thread::sleep(LOADS_POLL);
     }
 }
@@ -95,20 +98,25 @@ fn wait_while_loads_compile(core: &Weak<Core>) {
 /// code is thrown away when done. A component replaced meanwhile by a version of the
 /// same bytes (its manifest changed) still gets the code written to the compile cache,
 /// where that version's own job finds it.
-fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<Result<Engine, String>>, job: &Job) {
+fn optimize(
+    runtime: &Weak<Runtime>,
+    settings: &EngineSettings,
+    compiler: &mut Option<Result<Engine, String>>,
+    job: &Job,
+) {
     // A component replaced or removed before its turn needs no better code.
     let Some((path, hash)) = job.component.upgrade().map(|component| (component.path.clone(), component.hash.clone()))
     else {
         return;
     };
     let file = path.display();
-    if let Some(host) = core.upgrade()
+    if let Some(host) = runtime.upgrade()
         && let Some(mapped) = host.cached_code(&hash)
     {
         install(&host, job, &mapped, true);
         return;
     }
-    if core.strong_count() == 0 {
+    if runtime.strong_count() == 0 {
         return;
     }
     let compiler = match compiler.get_or_insert_with(|| compiling_engine(settings).map_err(|e| e.to_string())) {
@@ -125,7 +133,7 @@ fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<
             return;
         }
     };
-    let Some(host) = core.upgrade() else { return };
+    let Some(host) = runtime.upgrade() else { return };
     if host.cache.is_none() && job.component.strong_count() == 0 {
         return;
     }
@@ -137,10 +145,10 @@ fn optimize(core: &Weak<Core>, settings: &EngineSettings, compiler: &mut Option<
 
 /// Makes `compiled` (code of the optimizing engine) the code of the job's component, if
 /// it is still served.
-fn install(core: &Core, job: &Job, compiled: &Component, cached: bool) {
+fn install(runtime: &Runtime, job: &Job, compiled: &Component, cached: bool) {
     let Some(component) = job.component.upgrade() else { return };
     let file = component.path.display();
-    match Code::link(&core.optimized, compiled, &component.contract, &component.tools) {
+    match Code::link(&runtime.optimized, compiled, &component.contract, &component.tools) {
         Ok(code) => {
             component.resident.install(code, cached);
             tracing::debug!(%file, "optimized code installed");
@@ -151,8 +159,9 @@ fn install(core: &Core, job: &Job, compiled: &Component, cached: bool) {
 
 /// `compiled` as code of the host's optimizing engine, and whether the compile cache
 /// holds it: mapped from the cache entry it is written to, or copied without one.
-fn adopt(core: &Core, hash: &str, compiled: &Component) -> Result<(Component, bool), String> {
-    if let Some(mapped) = core.cache.as_ref().and_then(|cache| cache.put(&core.optimized.engine, hash, compiled)) {
+fn adopt(runtime: &Runtime, hash: &str, compiled: &Component) -> Result<(Component, bool), String> {
+    if let Some(mapped) = runtime.cache.as_ref().and_then(|cache| cache.put(&runtime.optimized.engine, hash, compiled))
+    {
         return Ok((mapped, true));
     }
     let bytes = compiled.serialize().map_err(|e| format!("{e:#}"))?;
@@ -160,7 +169,8 @@ fn adopt(core: &Core, hash: &str, compiled: &Component) -> Result<(Component, bo
     // like the optimizing engine but for how instances are allocated, which compiled
     // code does not depend on; wasmtime checks that every setting it does depend on
     // matches.
-    let component = unsafe { Component::deserialize(&core.optimized.engine, &bytes) }.map_err(|e| format!("{e:#}"))?;
+    let component =
+        unsafe { Component::deserialize(&runtime.optimized.engine, &bytes) }.map_err(|e| format!("{e:#}"))?;
     Ok((component, false))
 }
 
@@ -181,8 +191,16 @@ mod tests {
 
     use serde_json::json;
 
+    use serde_json::Value;
+
+    use super::super::Components;
     use super::*;
-    use crate::{CacheSetting, ToolHost};
+    use crate::runtime::CacheSetting;
+    use crate::sandbox::SystemResolver;
+    use crate::sources::Produced;
+    use crate::storage::{Storage, StorageSetting};
+    use crate::tool::Limits;
+    use crate::trust::SigningKeys;
 
     /// A plain component exporting `spin: func() -> u32`, whose many large functions keep
     /// Cranelift busy for seconds (Winch, for a fraction of that).
@@ -206,60 +224,75 @@ mod tests {
         wat::parse_str(component).expect("the component's text parses")
     }
 
+    /// The component source of a tiered host, its compile cache in `cache`.
+    fn components(cache: Option<&std::path::Path>) -> Components {
+        let settings = EngineSettings { tiering: crate::runtime::Tiering::Tiered, ..EngineSettings::default() };
+        let cache = cache.map_or(CacheSetting::Disabled, |dir| CacheSetting::Dir(dir.to_owned()));
+        let runtime = Runtime::start(&settings, cache, None).unwrap();
+        Components::new(runtime, Limits::default(), SigningKeys::none(), Arc::new(SystemResolver))
+    }
+
+    /// `bytes` as `<dir>/slow/<name>.wasm`, loaded by `components`.
+    async fn load(components: &Components, dir: &std::path::Path, bytes: &[u8]) -> Arc<LoadedComponent> {
+        std::fs::create_dir_all(dir.join("slow")).unwrap();
+        let path = dir.join("slow/spin.wasm");
+        std::fs::write(&path, bytes).unwrap();
+        components.load_file(&path, None, None, None).await.unwrap()
+    }
+
+    /// Calls the component's `spin`.
+    async fn spin(components: &Components, component: &Arc<LoadedComponent>, storage: &Arc<Storage>) -> Value {
+        let ran = components.run(component, 0, ("slow/spin", &json!({})), storage, None).await;
+        match ran.produced {
+            Ok(Produced::Value(value)) => value,
+            Ok(Produced::Text(text)) => panic!("a plain component answered text: {text}"),
+            Err(error) => panic!("spin failed: {error}"),
+        }
+    }
+
+    fn storage(dir: &std::path::Path) -> Arc<Storage> {
+        Arc::new(Storage::new(StorageSetting::File(dir.join("storage.sqlite3"))))
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_host_dropped_during_a_background_compile_frees_its_engines_at_once() {
+    async fn a_source_dropped_during_a_background_compile_frees_its_engines_at_once() {
         let tools = tempfile::tempdir().unwrap();
         let cache = tempfile::tempdir().unwrap();
         let bytes = slow_to_optimize(300, 300);
-        std::fs::create_dir(tools.path().join("slow")).unwrap();
-        std::fs::write(tools.path().join("slow/big.wasm"), &bytes).unwrap();
-        let settings = EngineSettings { tiering: crate::Tiering::Tiered, ..EngineSettings::default() };
-        let host = ToolHost::builder()
-            .root(tools.path())
-            .engine_settings(settings.clone())
-            .compile_cache(CacheSetting::Dir(cache.path().to_owned()))
-            .build()
-            .await
-            .unwrap();
-        assert_eq!(host.load_errors(), vec![]);
-        assert_eq!(host.optimizations_pending(), 1, "the baseline code serves while Cranelift compiles");
-        assert!(host.call("slow/spin", json!({})).await.is_ok(), "the baseline code answers");
-        let baseline = host.core.baseline().expect("a baseline engine");
-        let engines = [host.core.optimized.engine.weak(), baseline.engine.weak()];
+        let components = components(Some(cache.path()));
+        let component = load(&components, tools.path(), &bytes).await;
+        assert_eq!(components.optimizations_pending(), 1, "the baseline code serves while Cranelift compiles");
+        assert_eq!(spin(&components, &component, &storage(tools.path())).await, json!(7), "the baseline code answers");
+        let baseline = components.runtime.baseline().expect("a baseline engine");
+        let engines = [components.runtime.optimized.engine.weak(), baseline.engine.weak()];
 
         let dropped = Instant::now();
-        drop(host);
+        drop((components, component));
         while engines.iter().any(|engine| engine.upgrade().is_some()) {
             assert!(dropped.elapsed() < Duration::from_secs(60), "the engines outlived their host by a minute");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let freed_after = dropped.elapsed();
 
-        // The compile the dropped host left running takes this long, as measured now.
+        // The compile the dropped source left running takes this long, as measured now.
+        let settings = EngineSettings::default();
         let compiler = compiling_engine(&settings).unwrap();
         let started = Instant::now();
         Component::new(&compiler, &bytes).unwrap();
         let compile = started.elapsed();
         assert!(
             freed_after * 4 < compile,
-            "the engines were freed {freed_after:?} after the host was dropped; the compile takes {compile:?}"
+            "the engines were freed {freed_after:?} after the source was dropped; the compile takes {compile:?}"
         );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_background_compile_waits_while_a_load_compiles() {
         let tools = tempfile::tempdir().unwrap();
-        std::fs::create_dir(tools.path().join("slow")).unwrap();
         let bytes = slow_to_optimize(2, 20);
-        std::fs::write(tools.path().join("slow/small.wasm"), &bytes).unwrap();
-        let host = ToolHost::builder()
-            .root(tools.path())
-            .engine_settings(EngineSettings { tiering: crate::Tiering::Tiered, ..EngineSettings::default() })
-            .compile_cache(CacheSetting::Disabled)
-            .build()
-            .await
-            .unwrap();
-        let optimizer = host.core.optimizer.as_ref().expect("a tiered host optimizes");
+        let components = components(None);
+        let component = load(&components, tools.path(), &bytes).await;
+        let optimizer = components.optimizer.as_ref().expect("a tiered source optimizes");
         let until_optimized = |limit: Duration| async move {
             let started = Instant::now();
             while optimizer.pending() > 0 && started.elapsed() < limit {
@@ -270,41 +303,32 @@ mod tests {
         assert!(until_optimized(Duration::from_secs(60)).await, "the first background compile finished");
 
         // A load compiling in every slot: the component queued again waits for it.
-        let slots = host.core.compile_slots.acquire_many(host.core.compile_slot_count as u32).await.unwrap();
-        assert!(host.core.loads_compiling());
-        let component = host.snapshot().components[0].loaded.clone().expect("loaded");
+        let slots = components.runtime.hold_compile_slots().await;
+        assert!(components.runtime.loads_compiling());
         optimizer.enqueue(&component, Upgrade { bytes: bytes.into() });
         assert!(!until_optimized(Duration::from_millis(500)).await, "compiled while every core compiled a load");
         drop(slots);
-        assert!(!host.core.loads_compiling());
+        assert!(!components.runtime.loads_compiling());
         assert!(until_optimized(Duration::from_secs(60)).await, "compiled once the loads were done");
-        assert_eq!(component.resident.tier(), Some(crate::Tier::Optimized));
-        assert!(host.call("slow/spin", json!({})).await.is_ok());
+        assert_eq!(component.resident.tier(), Some(crate::runtime::Tier::Optimized));
+        assert_eq!(spin(&components, &component, &storage(tools.path())).await, json!(7));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn optimized_code_replaces_the_baseline_with_and_without_a_compile_cache() {
         for cache in [Some(tempfile::tempdir().unwrap()), None] {
             let tools = tempfile::tempdir().unwrap();
-            std::fs::create_dir(tools.path().join("slow")).unwrap();
-            std::fs::write(tools.path().join("slow/small.wasm"), slow_to_optimize(2, 20)).unwrap();
-            let setting = cache.as_ref().map_or(CacheSetting::Disabled, |dir| CacheSetting::Dir(dir.path().to_owned()));
-            let host = ToolHost::builder()
-                .root(tools.path())
-                .engine_settings(EngineSettings { tiering: crate::Tiering::Tiered, ..EngineSettings::default() })
-                .compile_cache(setting)
-                .build()
-                .await
-                .unwrap();
-            let first = host.call("slow/spin", json!({})).await.unwrap();
+            let components = components(cache.as_ref().map(|dir| dir.path()));
+            let component = load(&components, tools.path(), &slow_to_optimize(2, 20)).await;
+            let storage = storage(tools.path());
+            let first = spin(&components, &component, &storage).await;
             let started = Instant::now();
-            while host.optimizations_pending() > 0 {
+            while components.optimizations_pending() > 0 {
                 assert!(started.elapsed() < Duration::from_secs(60), "the optimizing compile did not finish");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            let component = host.snapshot().components[0].loaded.clone().expect("loaded");
-            assert_eq!(component.resident.tier(), Some(crate::Tier::Optimized), "cache: {}", cache.is_some());
-            assert_eq!(host.call("slow/spin", json!({})).await.unwrap(), first, "the same answer from either code");
+            assert_eq!(component.resident.tier(), Some(crate::runtime::Tier::Optimized), "cache: {}", cache.is_some());
+            assert_eq!(spin(&components, &component, &storage).await, first, "the same answer from either code");
         }
     }
 }

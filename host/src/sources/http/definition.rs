@@ -10,17 +10,14 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
-use crate::config::parse_duration;
+use super::template::{Place, UrlTemplate};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::manifest::RawPolicy;
+use crate::manifest::{RawPolicy, size_key, timeout_key};
 use crate::names;
-use crate::sandbox::outbound::HostPattern;
-use crate::schema::Schema;
-use crate::sources::component::compile::{MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES};
-use crate::sources::http::template::{Place, UrlTemplate};
-use crate::tool::{Ceilings, Limits};
-use crate::tool::{OutputForm, ToolDef};
-use crate::tool::{ToolHints, ToolPolicy};
+use crate::sandbox::HostPattern;
+use crate::tool::{
+    Ceilings, DeclaredOutput, Limits, SchemaRole, ToolDef, ToolDefError, ToolHints, ToolPolicy, ToolProblem,
+};
 use crate::units::{Problem, Size};
 
 /// How an HTTP tool's file name ends; the rest is the tool's name.
@@ -136,164 +133,148 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
     let name = tool_name(path).unwrap_or_default();
     names::validate_tool(name).map_err(|problem| Problem { span: None, message: problem })?;
     let raw: RawDefinition = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
-    let at = |span: std::ops::Range<usize>| move |message: String| Problem::at(span.clone(), message);
-
     let description_span = raw.description.span();
-    let description = raw.description.into_inner();
-    if description.trim().is_empty() || description.len() > MAX_DESCRIPTION_BYTES {
-        return Err(Problem::at(
-            description_span,
-            format!(
-                "`description` says what the tool does for a model: not empty, at most {MAX_DESCRIPTION_BYTES} bytes"
-            ),
-        ));
+    if raw.description.get_ref().trim().is_empty() {
+        return Err(Problem::at(description_span, "`description` says what the tool does for a model: not empty"));
     }
-
-    let method = match raw.method {
-        None => Method::GET,
-        Some(method) => {
-            let span = method.span();
-            match method.get_ref().to_ascii_uppercase().as_str() {
-                "GET" => Method::GET,
-                "POST" => Method::POST,
-                "PUT" => Method::PUT,
-                "PATCH" => Method::PATCH,
-                "DELETE" => Method::DELETE,
-                other => {
-                    return Err(Problem::at(span, format!("method `{other}`: one of GET, POST, PUT, PATCH, DELETE")));
-                }
-            }
-        }
-    };
-
-    let network_span = raw.network.span();
-    let network: Vec<HostPattern> = raw
-        .network
-        .into_inner()
-        .into_iter()
-        .map(|pattern| HostPattern::parse(pattern.get_ref()).map_err(at(pattern.span())))
-        .collect::<Result<_, _>>()?;
-    if network.is_empty() {
-        return Err(Problem::at(network_span, "`network` lists the destination of the URL (`host:port`)"));
-    }
-
+    let method = method(raw.method)?;
+    let network = network(raw.network)?;
     let url_span = raw.url.span();
-    let url = UrlTemplate::parse(raw.url.get_ref()).map_err(at(url_span.clone()))?;
+    let url = UrlTemplate::parse(raw.url.get_ref()).map_err(|e| Problem::at(url_span.clone(), e))?;
     if !network.iter().any(|pattern| pattern.matches(&url.host, url.port)) {
         let listed: Vec<String> = network.iter().map(ToString::to_string).collect();
-        return Err(Problem::at(
-            url_span,
-            format!("the URL's destination {}:{} is not in `network` ({})", url.host, url.port, listed.join(", ")),
-        ));
+        let destination = format!("{}:{}", url.host, url.port);
+        let message = format!("the URL's destination {destination} is not in `network` ({})", listed.join(", "));
+        return Err(Problem::at(url_span, message));
     }
-
-    let input_span = raw.input_schema.span();
+    let spans = Spans {
+        description: description_span,
+        input: raw.input_schema.span(),
+        output: raw.output_schema.as_ref().map(Spanned::span),
+    };
     let input_json = table_json(raw.input_schema.into_inner());
-    let input_schema =
-        schema(&input_json).map_err(|e| Problem::at(input_span.clone(), format!("[input_schema]: {e}")))?;
-    let properties = input_json.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> =
-        input_json.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-    for (field, place) in url.placeholders() {
-        if !properties.is_some_and(|properties| properties.contains_key(field)) {
-            return Err(Problem::at(
-                url_span.clone(),
-                format!("the URL's `{{{field}}}` is not a property of [input_schema]"),
-            ));
-        }
-        if place == Place::Path && !required.contains(&field) {
-            return Err(Problem::at(
-                url_span.clone(),
-                format!("the URL's path needs `{{{field}}}`: list it in [input_schema] `required`"),
-            ));
-        }
-    }
-
-    let output_schema = match raw.output_schema {
-        None => schema(&Value::Object(Default::default())).map_err(|e| Problem { span: None, message: e })?,
-        Some(table) => {
-            let span = table.span();
-            schema(&table_json(table.into_inner())).map_err(|e| Problem::at(span, format!("[output_schema]: {e}")))?
-        }
-    };
-
-    let pointer = |value: Option<Spanned<String>>, key: &str| -> Result<Option<String>, Problem> {
-        let Some(value) = value else { return Ok(None) };
-        let span = value.span();
-        let text = value.into_inner();
-        if !text.is_empty() && !text.starts_with('/') {
-            return Err(Problem::at(span, format!("`{key}` is a JSON Pointer: \"\" or starting with `/`")));
-        }
-        Ok(Some(text))
-    };
+    check_placeholders(&url, &input_json, url_span)?;
+    let output_json =
+        raw.output_schema.map_or_else(|| Value::Object(Default::default()), |t| table_json(t.into_inner()));
+    let (input_text, output_text) = (input_json.to_string(), output_json.to_string());
+    let mut def = ToolDef::new(name, raw.description.get_ref(), &input_text, DeclaredOutput::Json(&output_text))
+        .map_err(|refused| spans.locate(refused))?;
     let body_span = raw.body.as_ref().map(Spanned::span);
     let body = pointer(raw.body, "body")?;
     if let (Some(span), true) = (body_span, method == Method::GET) {
         return Err(Problem::at(span, "a GET request has no body"));
     }
     let output = pointer(raw.output, "output")?;
-
-    let timeout = match raw.timeout {
-        None => defaults.timeout,
-        Some(timeout) => {
-            let span = timeout.span();
-            let value = parse_duration(timeout.get_ref()).map_err(at(span.clone()))?;
-            if value.is_zero() || value > ceilings.timeout {
-                return Err(Problem::at(
-                    span,
-                    format!("`timeout` must be above zero and at most {:?}", ceilings.timeout),
-                ));
-            }
-            value
-        }
-    };
-    let max_response = match raw.max_response {
-        None => DEFAULT_MAX_RESPONSE,
-        Some(size) => {
-            let span = size.span();
-            match size.into_inner().bytes() {
-                Ok(0) => return Err(Problem::at(span, "`max_response` must be above zero")),
-                Ok(bytes) => bytes,
-                Err(e) => return Err(Problem::at(span, e)),
-            }
-        }
-    };
-
-    let base = path.parent().unwrap_or(Path::new("."));
-    let mut headers = Vec::with_capacity(raw.headers.len());
-    for (name, value) in raw.headers {
-        let span = value.span();
-        let header = header(base, &name, value.into_inner()).map_err(at(span))?;
-        headers.push(header);
-    }
-
+    let timeout = raw.timeout.map(|timeout| timeout_key(timeout, ceilings)).transpose()?;
+    let max_response = raw.max_response.map(|size| size_key(size, "max_response")).transpose()?;
+    let headers = headers(path.parent().unwrap_or(Path::new(".")), raw.headers)?;
     // An HTTP tool reaches a service outside the host: say so unless the file says
     // otherwise.
     let base_policy =
         ToolPolicy { hints: ToolHints { open_world: Some(true), ..ToolHints::default() }, ..ToolPolicy::default() };
-    let def = ToolDef {
-        name: name.to_owned(),
-        description,
-        input_schema,
-        output_schema,
-        limits: Limits { timeout, ..defaults },
-        policy: raw.policy.over(base_policy),
-        output_form: OutputForm::Json,
-    };
+    def.limits = Limits { timeout: timeout.unwrap_or(defaults.timeout), ..defaults };
+    def.policy = raw.policy.over(base_policy);
+    let max_response = max_response.unwrap_or(DEFAULT_MAX_RESPONSE);
     let request = RequestSpec { method, url, network: network.into(), headers, body, output, max_response };
     Ok((def, request))
 }
 
-fn table_json(table: toml::Table) -> Value {
-    serde_json::to_value(table).unwrap_or(Value::Null)
+/// Where in the file the parts the tool rules judge are.
+struct Spans {
+    description: std::ops::Range<usize>,
+    input: std::ops::Range<usize>,
+    output: Option<std::ops::Range<usize>>,
 }
 
-fn schema(json: &Value) -> Result<Schema, String> {
-    let text = json.to_string();
-    if text.len() > MAX_SCHEMA_BYTES {
-        return Err(format!("it is {} bytes; at most {MAX_SCHEMA_BYTES} are accepted", text.len()));
+impl Spans {
+    /// A refusal by the tool rules, at the part it refuses.
+    fn locate(&self, refused: ToolDefError) -> Problem {
+        let span = match refused.problem() {
+            Some(ToolProblem::Description { .. }) => Some(self.description.clone()),
+            Some(
+                ToolProblem::SchemaSize { role, .. }
+                | ToolProblem::SchemaDepth { role }
+                | ToolProblem::Schema { role, .. },
+            ) => match role {
+                SchemaRole::Input => Some(self.input.clone()),
+                SchemaRole::Output => self.output.clone(),
+            },
+            _ => None,
+        };
+        Problem { span, message: refused.to_string() }
     }
-    Schema::compile(&text)
+}
+
+fn method(raw: Option<Spanned<String>>) -> Result<Method, Problem> {
+    let Some(method) = raw else { return Ok(Method::GET) };
+    let span = method.span();
+    match method.get_ref().to_ascii_uppercase().as_str() {
+        "GET" => Ok(Method::GET),
+        "POST" => Ok(Method::POST),
+        "PUT" => Ok(Method::PUT),
+        "PATCH" => Ok(Method::PATCH),
+        "DELETE" => Ok(Method::DELETE),
+        other => Err(Problem::at(span, format!("method `{other}`: one of GET, POST, PUT, PATCH, DELETE"))),
+    }
+}
+
+fn network(raw: Spanned<Vec<Spanned<String>>>) -> Result<Vec<HostPattern>, Problem> {
+    let span = raw.span();
+    let network: Vec<HostPattern> = raw
+        .into_inner()
+        .into_iter()
+        .map(|pattern| HostPattern::parse(pattern.get_ref()).map_err(|e| Problem::at(pattern.span(), e)))
+        .collect::<Result<_, _>>()?;
+    if network.is_empty() {
+        return Err(Problem::at(span, "`network` lists the destination of the URL (`host:port`)"));
+    }
+    Ok(network)
+}
+
+/// Every `{field}` of the URL is a property of the input, and one in its path is
+/// required.
+fn check_placeholders(url: &UrlTemplate, input: &Value, span: std::ops::Range<usize>) -> Result<(), Problem> {
+    let properties = input.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> =
+        input.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    for (field, place) in url.placeholders() {
+        if !properties.is_some_and(|properties| properties.contains_key(field)) {
+            let message = format!("the URL's `{{{field}}}` is not a property of [input_schema]");
+            return Err(Problem::at(span, message));
+        }
+        if place == Place::Path && !required.contains(&field) {
+            let message = format!("the URL's path needs `{{{field}}}`: list it in [input_schema] `required`");
+            return Err(Problem::at(span, message));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON Pointer key of the file: `""` or starting with `/`.
+fn pointer(value: Option<Spanned<String>>, key: &str) -> Result<Option<String>, Problem> {
+    let Some(value) = value else { return Ok(None) };
+    let span = value.span();
+    let text = value.into_inner();
+    if !text.is_empty() && !text.starts_with('/') {
+        return Err(Problem::at(span, format!("`{key}` is a JSON Pointer: \"\" or starting with `/`")));
+    }
+    Ok(Some(text))
+}
+
+fn headers(
+    base: &Path,
+    raw: BTreeMap<String, Spanned<toml::Value>>,
+) -> Result<Vec<(HeaderName, HeaderSource)>, Problem> {
+    raw.into_iter()
+        .map(|(name, value)| {
+            let span = value.span();
+            header(base, &name, value.into_inner()).map_err(|e| Problem::at(span, e))
+        })
+        .collect()
+}
+
+fn table_json(table: toml::Table) -> Value {
+    serde_json::to_value(table).unwrap_or(Value::Null)
 }
 
 /// One `[headers]` entry: a plain string, `{ env = "VAR", prefix = "…" }` or

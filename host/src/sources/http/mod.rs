@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::error::{LoadError, LoadErrorKind};
-use crate::sandbox::outbound::{DeniedRequest, Resolve};
-use crate::sources::component::compile::content_hash;
-use crate::tool::ToolDef;
-use crate::tool::{Ceilings, Limits};
+use crate::error::{CallError, LoadError, LoadErrorKind};
+use crate::sandbox::Resolve;
+use crate::sources::{Produced, Ran, content_hash};
+use crate::tool::{Ceilings, Limits, ToolDef, ToolError};
+use request::HttpCallFailure;
 
 pub(crate) use definition::tool_name;
 
@@ -34,7 +34,6 @@ pub(crate) use definition::tool_name;
 pub fn is_http_tool_file(path: &Path) -> bool {
     tool_name(path).is_some()
 }
-pub(crate) use request::HttpCallFailure;
 
 /// A loaded HTTP tool. Holds no secret: header values from the environment or files
 /// are read at each call.
@@ -50,7 +49,7 @@ pub struct HttpTool {
 
 impl std::fmt::Debug for HttpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpTool").field("path", &self.path).field("name", &self.def.name).finish_non_exhaustive()
+        f.debug_struct("HttpTool").field("path", &self.path).field("name", &self.def.name()).finish_non_exhaustive()
     }
 }
 
@@ -89,10 +88,10 @@ impl serde::Serialize for HttpTool {
                 "max_response_bytes": request.max_response,
             },
             "tools": [{
-                "name": self.def.name,
-                "description": self.def.description,
-                "input_schema": self.def.input_schema.json(),
-                "output_schema": self.def.output_schema.json(),
+                "name": self.def.name(),
+                "description": self.def.description(),
+                "input_schema": self.def.input_schema().json(),
+                "output_schema": self.def.output_schema().json(),
             }],
         })
         .serialize(serializer)
@@ -111,16 +110,23 @@ impl HttpTool {
         Ok(HttpTool { path: path.to_owned(), hash, def, request })
     }
 
-    /// Makes the request `input` (valid for the input schema) asks for, and returns the
-    /// part of the response that is the output (not yet checked against the output
-    /// schema). Refused destinations go to `denied`.
-    pub(crate) async fn call(
-        &self,
-        input: &Value,
-        resolver: &dyn Resolve,
-        denied: &mut Vec<DeniedRequest>,
-    ) -> Result<Value, HttpCallFailure> {
-        request::call(&self.request, input, resolver, denied).await
+    /// Makes the request `input` (valid for the input schema) asks for, under the tool's
+    /// time limit: the part of the response that is the output (not yet checked against
+    /// the output schema). A refused destination is recorded with the call like a
+    /// component's.
+    pub(crate) async fn run(&self, full_name: &str, input: &Value, resolver: &dyn Resolve) -> Ran {
+        let tool = full_name.to_owned();
+        let limit = self.def.limits.timeout;
+        let mut denied = Vec::new();
+        let outcome = tokio::time::timeout(limit, request::call(&self.request, input, resolver, &mut denied)).await;
+        let produced = match outcome {
+            Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
+            Ok(Ok(output)) => Ok(Produced::Value(output)),
+            Ok(Err(HttpCallFailure::Input(reason))) => Err(ToolError::InvalidInput(reason).for_call(&tool)),
+            Ok(Err(HttpCallFailure::Failed(message))) => Err(ToolError::Failed(message).for_call(&tool)),
+            Ok(Err(HttpCallFailure::Host(message))) => Err(CallError::Host { tool, message }),
+        };
+        Ran { denied_requests: denied, ..Ran::produced(produced, super::json_size(input)) }
     }
 }
 
@@ -156,7 +162,7 @@ properties = { city = { type = "string" }, days = { type = "integer" } }
     #[test]
     fn http_tool_definition_loads_with_its_limits_and_hints() {
         let tool = load_text("forecast.http.toml", GOOD).unwrap();
-        assert_eq!(tool.def.name, "forecast");
+        assert_eq!(tool.def.name(), "forecast");
         assert_eq!(tool.def.limits.timeout, std::time::Duration::from_secs(3));
         assert_eq!(tool.def.policy.hints.open_world, Some(true));
         assert_eq!(tool.hash.len(), 64);

@@ -28,14 +28,15 @@
 //! everything else keeps serving. [`tools`] maps MCP tools and results to toolhost's.
 
 mod client;
-pub(crate) mod supervisor;
+mod supervisor;
 mod tools;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub(crate) use supervisor::Supervisors;
 pub use supervisor::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
+pub(crate) use supervisor::{Publication, Supervisors, section};
+pub use tools::UpstreamTool;
 
 /// The layer upstream servers go into when they name none.
 pub const DEFAULT_LAYER: &str = "upstream";

@@ -9,30 +9,47 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use rmcp::model::SubscriptionFilter;
-use rmcp::service::Subscription;
+use rmcp::RoleClient;
+use rmcp::model::{SubscriptionFilter, Tool};
+use rmcp::service::{Peer, Subscription};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::UpstreamServer;
 use super::client::{Connection, connect};
-use super::tools::upstream_tool;
+use super::{UpstreamServer, UpstreamTool};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::host::ToolHost;
-use crate::sources::native::NativeTool;
+use crate::tool::{Limits, check_set};
 
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 /// A connection that lived this long was healthy: the next failure retries quickly.
 const HEALTHY: Duration = Duration::from_secs(60);
 
+/// The tools and problems of a server, published as one change of its namespace.
+pub(crate) struct Publication {
+    /// The layer its tools are served in.
+    pub layer: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Every tool it serves now.
+    pub tools: Vec<UpstreamTool>,
+    /// Why it serves nothing, or why some of its tools are not served.
+    pub errors: Vec<LoadError>,
+    /// Answered once the change is published, or dropped when nobody publishes any more.
+    pub done: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Where supervisors publish: whoever serves the tools (a host) receives and answers.
+pub(crate) type Publisher = mpsc::UnboundedSender<Publication>;
+
 /// The supervisors of a host's upstream servers, one task per server; dropping it (with
 /// the last clone of the host that owns it) stops them, and with them the child
 /// processes.
 pub(crate) struct Supervisors {
-    /// A clone of the host that does not own these supervisors (it would never be
-    /// dropped): what new supervisors publish to.
-    host: ToolHost,
+    /// Where every supervisor publishes its server's tools.
+    publisher: Publisher,
+    /// The host's default limits, under a server's own.
+    defaults: Limits,
     /// By server name. Changed one [`Supervisors::apply`] at a time.
     running: tokio::sync::Mutex<BTreeMap<String, Supervised>>,
 }
@@ -112,9 +129,9 @@ impl Drop for Supervisors {
 }
 
 impl Supervisors {
-    /// Supervisors of no server yet. `host` must not own them.
-    pub fn new(host: ToolHost) -> Supervisors {
-        Supervisors { host, running: tokio::sync::Mutex::default() }
+    /// Supervisors of no server yet, publishing to `publisher`.
+    pub fn new(publisher: Publisher, defaults: Limits) -> Supervisors {
+        Supervisors { publisher, defaults, running: tokio::sync::Mutex::default() }
     }
 
     /// Makes `servers` the upstream servers: starts the new ones (all at once), stops
@@ -136,7 +153,7 @@ impl Supervisors {
             // cleared; dropping its future ends the connection and kills a child.
             supervised.task.abort();
             let _ = supervised.task.await;
-            publish(&self.host, &supervised.server, Vec::new(), None).await;
+            publish(&self.publisher, &supervised.server, Vec::new(), Vec::new()).await;
             if wanted.contains_key(&name) {
                 changes.restarted.push(name);
             } else {
@@ -151,9 +168,9 @@ impl Supervisors {
                 changes.started.push(name.clone());
             }
             let (reported, state) = watch::channel(UpstreamState::Connecting);
-            let host = self.host.clone();
-            let supervised_server = server.clone();
-            let task = tokio::spawn(async move { supervise(&host, &supervised_server, reported).await });
+            let supervisor =
+                Supervisor { publisher: self.publisher.clone(), server: server.clone(), defaults: self.defaults };
+            let task = tokio::spawn(async move { supervisor.supervise(reported).await });
             running.insert(name, Supervised { server, task, state });
         }
         changes
@@ -188,107 +205,130 @@ pub(crate) fn section(server: &str) -> PathBuf {
     PathBuf::from(format!("[[upstream]] {server}"))
 }
 
-/// Keeps `server` connected for as long as the task lives, saying how in `state`.
-async fn supervise(host: &ToolHost, server: &UpstreamServer, state: watch::Sender<UpstreamState>) {
-    let mut retry = FIRST_RETRY;
-    loop {
-        let started = Instant::now();
-        let (changed, mut changes) = mpsc::channel(1);
-        let ended = match connect(server, changed).await {
-            Ok(connection) => serve(host, server, connection, &mut changes, &state).await,
-            Err(problem) => problem,
-        };
-        if started.elapsed() >= HEALTHY {
-            retry = FIRST_RETRY;
-        }
-        let problem = format!("{ended} (next attempt in {:.1} s)", retry.as_secs_f64());
-        tracing::warn!(server = %server.name, "upstream MCP server: {}", crate::text::Escaped(&problem));
-        publish(host, server, Vec::new(), Some(problem.clone())).await;
-        state.send_replace(UpstreamState::Failed { problem });
-        tokio::time::sleep(retry).await;
-        retry = (retry * 2).min(LAST_RETRY);
-    }
+/// One server's supervisor: what it keeps connected, and where it publishes.
+struct Supervisor {
+    publisher: Publisher,
+    server: UpstreamServer,
+    defaults: Limits,
 }
 
-/// Serves the tools of a live connection, listing them again on every change, until
-/// the connection ends; returns why it ended.
-async fn serve(
-    host: &ToolHost,
-    server: &UpstreamServer,
-    connection: Connection,
-    changes: &mut mpsc::Receiver<()>,
-    state: &watch::Sender<UpstreamState>,
-) -> String {
-    let peer = connection.peer().clone();
-    let info = peer.peer_info();
-    let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
-    let implementation = info.as_ref().and_then(|info| info.server_info.as_ref()).map(|implementation| {
-        Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
-    });
-    tracing::info!(server = %server.name, protocol = %protocol, "upstream MCP server connected");
-    let announces_changes =
-        info.as_ref().and_then(|info| info.capabilities.tools.as_ref()).and_then(|tools| tools.list_changed);
-    // From the 2026-07-28 revision on, a server sends list changes only on a
-    // subscription; before it, on the connection itself (the handler hears them).
-    let mut subscription = match info {
-        Some(info) if !info.protocol_version.has_initialize() && announces_changes == Some(true) => {
-            let filter = SubscriptionFilter::builder().tools_list_changed().build();
-            match peer.listen(filter).await {
-                Ok(subscription) => Some(subscription),
-                Err(e) => {
-                    // Its tools still serve; only their changes go unheard until the
-                    // next connection.
-                    let problem = crate::text::Escaped(&e.to_string()).to_string();
-                    tracing::warn!(server = %server.name, "upstream MCP server: `subscriptions/listen` failed: {problem}");
-                    None
-                }
+impl Supervisor {
+    /// Keeps the server connected for as long as the task lives, saying how in `state`.
+    async fn supervise(self, state: watch::Sender<UpstreamState>) {
+        let mut retry = FIRST_RETRY;
+        loop {
+            let started = Instant::now();
+            let (changed, mut changes) = mpsc::channel(1);
+            let ended = match connect(&self.server, changed).await {
+                Ok(connection) => self.serve(connection, &mut changes, &state).await,
+                Err(problem) => problem,
+            };
+            if started.elapsed() >= HEALTHY {
+                retry = FIRST_RETRY;
             }
+            let problem = format!("{ended} (next attempt in {:.1} s)", retry.as_secs_f64());
+            tracing::warn!(server = %self.server.name, "upstream MCP server: {}", crate::text::Escaped(&problem));
+            let error = LoadError::new(
+                section(&self.server.name),
+                LoadErrorKind::Upstream { server: self.server.name.clone(), problem: problem.clone() },
+            );
+            publish(&self.publisher, &self.server, Vec::new(), vec![error]).await;
+            state.send_replace(UpstreamState::Failed { problem });
+            tokio::time::sleep(retry).await;
+            retry = (retry * 2).min(LAST_RETRY);
         }
-        _ => None,
-    };
-    let mut ended = Box::pin(connection.waiting());
-    loop {
-        let listed = tokio::select! {
-            listed = peer.list_all_tools() => listed,
-            reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
-        };
-        let tools = match listed {
-            Ok(tools) => tools,
-            Err(e) => return format!("`tools/list` failed: {e}"),
-        };
-        let mut served = Vec::with_capacity(tools.len());
-        let mut refused = Vec::new();
-        for tool in &tools {
-            match upstream_tool(&server.name, tool, &peer, server.timeout, server.max_response) {
-                Ok(native) => served.push(native),
-                Err(problem) => refused.push(problem),
-            }
-        }
-        let error = (!refused.is_empty()).then(|| format!("tools not served: {}", refused.join("; ")));
-        let count = served.len();
-        publish(host, server, served, error).await;
-        state.send_replace(UpstreamState::Connected {
-            protocol: protocol.clone(),
-            implementation: implementation.clone(),
-            tools_served: count,
+    }
+
+    /// Serves the tools of a live connection, listing them again on every change, until
+    /// the connection ends; returns why it ended.
+    async fn serve(
+        &self,
+        connection: Connection,
+        changes: &mut mpsc::Receiver<()>,
+        state: &watch::Sender<UpstreamState>,
+    ) -> String {
+        let peer = connection.peer().clone();
+        let info = peer.peer_info();
+        let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
+        let implementation = info.as_ref().and_then(|info| info.server_info.as_ref()).map(|implementation| {
+            Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
         });
-        tokio::select! {
-            changed = changes.recv() => {
-                if changed.is_none() {
-                    return "the connection's handler stopped".to_owned();
+        tracing::info!(server = %self.server.name, protocol = %protocol, "upstream MCP server connected");
+        let mut subscription = self.subscribe(&peer).await;
+        let mut ended = Box::pin(connection.waiting());
+        loop {
+            let listed = tokio::select! {
+                listed = peer.list_all_tools() => listed,
+                reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
+            };
+            let tools = match listed {
+                Ok(tools) => tools,
+                Err(e) => return format!("`tools/list` failed: {e}"),
+            };
+            let tools_served = self.publish_tools(&tools, &peer).await;
+            let (protocol, implementation) = (protocol.clone(), implementation.clone());
+            state.send_replace(UpstreamState::Connected { protocol, implementation, tools_served });
+            tokio::select! {
+                changed = changes.recv() => {
+                    if changed.is_none() {
+                        return "the connection's handler stopped".to_owned();
+                    }
+                }
+                notified = next_notification(subscription.as_mut()) => match notified {
+                    Ok(Some(_)) => {}
+                    // Listed once more (a change may be what was missed), then served
+                    // without hearing of changes until the next connection.
+                    Ok(None) | Err(_) => {
+                        tracing::warn!(server = %self.server.name, "upstream MCP server ended the subscription to tool list changes");
+                        subscription = None;
+                    }
+                },
+                reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
+            }
+        }
+    }
+
+    /// From the 2026-07-28 revision on, a server sends list changes only on a
+    /// subscription; before it, on the connection itself (the handler hears them).
+    async fn subscribe(&self, peer: &Peer<RoleClient>) -> Option<Subscription> {
+        let info = peer.peer_info()?;
+        let announces_changes = info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed);
+        if info.protocol_version.has_initialize() || announces_changes != Some(true) {
+            return None;
+        }
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        match peer.listen(filter).await {
+            Ok(subscription) => Some(subscription),
+            Err(e) => {
+                // Its tools still serve; only their changes go unheard until the next
+                // connection.
+                let problem = crate::text::Escaped(&e.to_string()).to_string();
+                tracing::warn!(server = %self.server.name, "upstream MCP server: `subscriptions/listen` failed: {problem}");
+                None
+            }
+        }
+    }
+
+    /// Makes the listed tools the server's namespace: each made by the rules every
+    /// tool obeys, a tool that breaks one left out with its error. Returns how many
+    /// are served.
+    async fn publish_tools(&self, tools: &[Tool], peer: &Peer<RoleClient>) -> usize {
+        let error = |refused| LoadError::new(section(&self.server.name), LoadErrorKind::Tool(refused));
+        let (mut served, mut errors) = (Vec::with_capacity(tools.len()), Vec::new());
+        match check_set(tools.iter().map(|tool| tool.name.as_ref())) {
+            Err(refused) => errors.push(error(refused)),
+            Ok(()) => {
+                for tool in tools {
+                    match UpstreamTool::new(&self.server, tool, peer, self.defaults) {
+                        Ok(tool) => served.push(tool),
+                        Err(refused) => errors.push(error(refused)),
+                    }
                 }
             }
-            notified = next_notification(subscription.as_mut()) => match notified {
-                Ok(Some(_)) => {}
-                // Listed once more (a change may be what was missed), then served
-                // without hearing of changes until the next connection.
-                Ok(None) | Err(_) => {
-                    tracing::warn!(server = %server.name, "upstream MCP server ended the subscription to tool list changes");
-                    subscription = None;
-                }
-            },
-            reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
         }
+        let count = served.len();
+        publish(&self.publisher, &self.server, served, errors).await;
+        count
     }
 }
 
@@ -309,12 +349,12 @@ fn quit_reason(reason: Result<rmcp::service::QuitReason, tokio::task::JoinError>
     }
 }
 
-/// Makes `tools` the whole namespace of `server`, with `problem` as its load error.
-async fn publish(host: &ToolHost, server: &UpstreamServer, tools: Vec<NativeTool>, problem: Option<String>) {
-    let error = problem.map(|problem| {
-        LoadError::new(section(&server.name), LoadErrorKind::Upstream { server: server.name.clone(), problem })
-    });
-    if let Err(problem) = host.replace_source(&server.layer, &server.name, tools, error).await {
-        tracing::error!(server = %server.name, "upstream MCP server: {problem}");
+/// Makes `tools` the whole namespace of `server`, with `errors` as its load errors, and
+/// waits until it is published.
+async fn publish(publisher: &Publisher, server: &UpstreamServer, tools: Vec<UpstreamTool>, errors: Vec<LoadError>) {
+    let (done, published) = tokio::sync::oneshot::channel();
+    let (layer, namespace) = (server.layer.clone(), server.name.clone());
+    if publisher.send(Publication { layer, namespace, tools, errors, done }).is_ok() {
+        let _ = published.await;
     }
 }

@@ -10,92 +10,99 @@
 //!   clients get the blocks back as content, and no output schema in `tools/list`, just
 //!   as the upstream server gave them.
 
-use std::borrow::Cow;
-use std::time::Duration;
-
 use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, Tool};
 use rmcp::service::{Peer, ServiceError};
 use serde_json::{Value, json};
 
-use crate::sources::native::NativeTool;
-use crate::tool::ToolError;
-use crate::tool::ToolHints;
+use super::UpstreamServer;
+use crate::error::CallError;
+use crate::sources::{Produced, Ran};
+use crate::tool::{DeclaredOutput, Limits, ToolDef, ToolDefError, ToolError, ToolHints};
 
-/// What a failed upstream result keeps of its text in the failure's message.
-const MAX_FAILURE_TEXT: usize = 4096;
-
-/// The output schema of a tool whose server declares none: its content blocks.
-fn content_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": { "content": { "type": "array", "items": { "type": "object" } } },
-        "required": ["content"],
-    })
+/// A tool of an upstream MCP server, called through the server's connection.
+pub struct UpstreamTool {
+    /// The server's name in `[[upstream]]`, which is also the tool's namespace.
+    pub server: String,
+    pub(crate) def: ToolDef,
+    peer: Peer<RoleClient>,
 }
 
-/// `tool` of the server `server` (its namespace) as a tool calling it through `peer`;
-/// `Err` says why it cannot be served.
-pub(super) fn upstream_tool(
-    server: &str,
-    tool: &Tool,
-    peer: &Peer<RoleClient>,
-    timeout: Option<Duration>,
-    max_response: Option<u64>,
-) -> Result<NativeTool, String> {
-    let name = tool.name.to_string();
-    let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
-    let input_schema = Value::Object((*tool.input_schema).clone());
-    let declared_output = tool.output_schema.as_ref().map(|s| Value::Object((**s).clone()));
-    let peer = peer.clone();
-    let server_name = server.to_owned();
-    let upstream_name: Cow<'static, str> = Cow::Owned(name.clone());
-    let handler = move |input: Value| {
-        let peer = peer.clone();
-        let server = server_name.clone();
-        let name = upstream_name.clone();
-        async move {
-            let Value::Object(arguments) = input else {
-                return Err(ToolError::InvalidInput("the input must be a JSON object".into()));
-            };
-            // Dropping this future (the call's timeout, or its caller going away) sends
-            // the server `notifications/cancelled` for the request.
-            let response = peer.call_tool_once(CallToolRequestParams::new(name).with_arguments(arguments)).await;
-            match response {
-                Ok(CallToolResponse::Complete(result)) => outcome(result),
-                Ok(CallToolResponse::InputRequired(_)) => Err(ToolError::Failed(format!(
-                    "the upstream server `{server}` asked for more input, which toolhost does not relay"
-                ))),
-                // A task (SEP-2663), or whatever later revisions add.
-                Ok(_) => Err(ToolError::Failed(format!(
-                    "the upstream server `{server}` answered with a task, which toolhost does not poll"
-                ))),
-                Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
-                    Err(ToolError::InvalidInput(bounded(&error.message)))
-                }
-                Err(error) => Err(ToolError::Failed(format!(
-                    "the upstream server `{server}` did not answer: {}",
-                    bounded(&error.to_string())
-                ))),
+impl std::fmt::Debug for UpstreamTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamTool")
+            .field("server", &self.server)
+            .field("name", &self.def.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamTool {
+    /// `tool` of the server `server` as a tool calling it through `peer`, with the
+    /// server's time and size limits over the host's `defaults`.
+    pub(super) fn new(
+        server: &UpstreamServer,
+        tool: &Tool,
+        peer: &Peer<RoleClient>,
+        defaults: Limits,
+    ) -> Result<UpstreamTool, ToolDefError> {
+        let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
+        let input_schema = Value::Object((*tool.input_schema).clone()).to_string();
+        let declared_output = tool.output_schema.as_ref().map(|s| Value::Object((**s).clone()).to_string());
+        let output = match &declared_output {
+            Some(schema) => DeclaredOutput::Json(schema),
+            None => DeclaredOutput::McpContent,
+        };
+        let mut def = ToolDef::new(&tool.name, description, &input_schema, output)?;
+        def.policy.hints = hints(tool);
+        def.limits = Limits {
+            timeout: server.timeout.unwrap_or(defaults.timeout),
+            max_output: server.max_response.unwrap_or(defaults.max_output),
+            ..defaults
+        };
+        Ok(UpstreamTool { server: server.name.clone(), def, peer: peer.clone() })
+    }
+
+    /// `namespace/tool`.
+    pub fn full_name(&self) -> String {
+        crate::names::full_name(&self.server, self.def.name())
+    }
+
+    /// Calls the tool on its server under the tool's time limit. Dropping the call (its
+    /// caller going away) sends the server `notifications/cancelled` for the request.
+    pub(crate) async fn run(&self, full_name: &str, input: Value) -> Ran {
+        let input_bytes = crate::sources::json_size(&input);
+        let limit = self.def.limits.timeout;
+        let tool = full_name.to_owned();
+        let produced = match tokio::time::timeout(limit, self.call(input)).await {
+            Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
+            Ok(Ok(output)) => Ok(Produced::Value(output)),
+            Ok(Err(failure)) => Err(failure.for_call(&tool)),
+        };
+        Ran::produced(produced, input_bytes)
+    }
+
+    async fn call(&self, input: Value) -> Result<Value, ToolError> {
+        let Value::Object(arguments) = input else {
+            return Err(ToolError::InvalidInput("the input must be a JSON object".into()));
+        };
+        let server = &self.server;
+        let request = CallToolRequestParams::new(self.def.name().to_owned()).with_arguments(arguments);
+        match self.peer.call_tool_once(request).await {
+            Ok(CallToolResponse::Complete(result)) => outcome(result),
+            Ok(CallToolResponse::InputRequired(_)) => Err(ToolError::Failed(format!(
+                "the upstream server `{server}` asked for more input, which toolhost does not relay"
+            ))),
+            // A task (SEP-2663), or whatever later revisions add.
+            Ok(_) => Err(ToolError::Failed(format!(
+                "the upstream server `{server}` answered with a task, which toolhost does not poll"
+            ))),
+            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
+                Err(ToolError::InvalidInput(error.message.to_string()))
             }
+            Err(error) => Err(ToolError::Failed(format!("the upstream server `{server}` did not answer: {error}"))),
         }
-    };
-    let full_name = crate::names::full_name(server, &name);
-    let output_schema = declared_output.clone().unwrap_or_else(content_schema);
-    let mut native = NativeTool::new(&full_name, description, input_schema, output_schema, handler)
-        .map_err(|e| e.to_string())?
-        .with_hints(hints(tool));
-    native.upstream = Some(server.to_owned());
-    if declared_output.is_none() {
-        native = native.with_mcp_content_output();
     }
-    if let Some(timeout) = timeout {
-        native = native.with_timeout(timeout);
-    }
-    if let Some(max_response) = max_response {
-        native = native.with_max_output(max_response);
-    }
-    Ok(native)
 }
 
 /// MCP's annotations are toolhost's hints (the same four).
@@ -115,7 +122,7 @@ fn outcome(result: CallToolResult) -> Result<Value, ToolError> {
         let text: Vec<&str> =
             result.content.iter().filter_map(|block| block.as_text().map(|text| text.text.as_str())).collect();
         let message = if text.is_empty() { "the tool failed without a message".to_owned() } else { text.join("\n") };
-        return Err(ToolError::Failed(bounded(&message)));
+        return Err(ToolError::Failed(message));
     }
     if let Some(structured) = result.structured_content {
         return Ok(structured);
@@ -123,17 +130,6 @@ fn outcome(result: CallToolResult) -> Result<Value, ToolError> {
     let content = serde_json::to_value(&result.content)
         .map_err(|e| ToolError::Failed(format!("the result's content is not JSON: {e}")))?;
     Ok(json!({ "content": content }))
-}
-
-/// At most [`MAX_FAILURE_TEXT`] bytes of a server's text (like a guest's, it is data:
-/// whoever prints it escapes it).
-fn bounded(text: &str) -> String {
-    let mut end = text.len().min(MAX_FAILURE_TEXT);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let cut = if end < text.len() { "…" } else { "" };
-    format!("{}{cut}", &text[..end])
 }
 
 #[cfg(test)]
@@ -149,13 +145,5 @@ mod tests {
         assert_eq!(outcome(text).unwrap(), json!({ "content": [{ "type": "text", "text": "hello" }] }));
         let failed = CallToolResult::error(vec![ContentBlock::text("no such city")]);
         assert_eq!(outcome(failed).unwrap_err(), ToolError::Failed("no such city".into()));
-    }
-
-    #[test]
-    fn failure_text_is_bounded_on_a_character() {
-        let long = "é".repeat(MAX_FAILURE_TEXT);
-        let cut = bounded(&long);
-        assert!(cut.len() <= MAX_FAILURE_TEXT + "…".len() && cut.ends_with('…'));
-        assert_eq!(bounded("short"), "short");
     }
 }

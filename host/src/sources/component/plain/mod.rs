@@ -45,13 +45,9 @@ use wasmtime::Engine;
 use wasmtime::component::types::{ComponentFunc, ComponentItem};
 use wasmtime::component::{Component, ComponentExportIndex, Type, Val};
 
-use crate::error::{CallError, Violation};
-use crate::names;
-use crate::schema::Schema;
-use crate::tool::Limits;
-use crate::tool::ToolPolicy;
-use crate::tool::{OutputForm, ToolDef};
-use docs::Docs;
+use crate::error::{CallError, SkippedExport, Violation};
+use crate::tool::{DeclaredOutput, ToolDef};
+pub(crate) use docs::Docs;
 
 /// An exported function served as a tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,15 +74,6 @@ pub(crate) struct PlainTool {
     pub def: ToolDef,
     pub function: PlainFunction,
     pub call: PlainCall,
-}
-
-/// An exported function that is not served, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct SkippedExport {
-    /// `function`, or `interface#function`.
-    pub export: String,
-    /// Why it cannot be a tool.
-    pub reason: String,
 }
 
 /// What a plain component offers.
@@ -126,8 +113,8 @@ pub(crate) fn reflect(engine: &Engine, component: &Component, docs: &Docs) -> Re
         };
         let skip = |reason: String| SkippedExport { export: candidate.export_name(), reason };
         match tool(candidate, &name, docs) {
-            Ok(tool) if tools.iter().any(|served| served.def.name == name) => {
-                skipped.push(skip(format!("another export is served as `{}` already", tool.def.name)))
+            Ok(tool) if tools.iter().any(|served| served.def.name() == name) => {
+                skipped.push(skip(format!("another export is served as `{}` already", tool.def.name())))
             }
             Ok(tool) => tools.push(tool),
             Err(reason) => skipped.push(skip(reason)),
@@ -190,7 +177,6 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
     if candidate.ty.async_() {
         return Err("an async function (component-model async is not served)".into());
     }
-    names::validate_tool(name).map_err(|problem| format!("it would be the tool {problem}"))?;
     let export = candidate.export.ok_or("its export cannot be found by name")?;
     let params: Vec<(String, Type)> = candidate.ty.params().map(|(name, ty)| (name.to_owned(), ty)).collect();
     let mut results = candidate.ty.results();
@@ -216,18 +202,9 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
         Some(text) => text.to_owned(),
         None => generated_description(candidate, &signature),
     };
-    let compile = |which: &str, schema: Value| {
-        Schema::compile(&schema.to_string()).map_err(|e| format!("its {which} schema: {e}"))
-    };
-    let def = ToolDef {
-        name: name.to_owned(),
-        description,
-        input_schema: compile("input", input)?,
-        output_schema: compile("output", output)?,
-        limits: Limits::default(),
-        policy: ToolPolicy::default(),
-        output_form: OutputForm::Json,
-    };
+    let output = output.to_string();
+    let def = ToolDef::new(name, &description, &input.to_string(), DeclaredOutput::Json(&output))
+        .map_err(|refused| refused.to_string())?;
     let function =
         PlainFunction { interface: candidate.interface.clone(), function: candidate.function.clone(), signature };
     Ok(PlainTool { def, function, call: PlainCall { export, params, result } })

@@ -1,0 +1,77 @@
+//! Applying edits of `toolhost.toml` and `toolhost.lock` while a host serves: upstream servers and pins.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::HostConfig;
+use crate::ToolHost;
+use crate::oci::LOCK_FILE;
+use crate::registry::{FileWatch, WatchError, WatchHandle, log_change};
+
+impl HostConfig {
+    /// Watches the `toolhost.toml` at `path` that `host` was built from (this
+    /// configuration), and `toolhost.lock` beside it, and applies what can change while
+    /// serving, after each burst of writes settles for `debounce`: the `[[upstream]]`
+    /// servers, as [`ToolHost::set_upstreams`] does, and new pins, as
+    /// [`ToolHost::set_pins`] does. A file that no longer parses changes nothing and is
+    /// logged with its line; edits of other sections are logged as needing a restart.
+    /// Stops when the handle is dropped.
+    pub fn watch(self, host: &ToolHost, path: &Path, debounce: Duration) -> Result<WatchHandle, WatchError> {
+        let path = std::path::absolute(path)
+            .map_err(|e| WatchError { path: path.display().to_string(), source: notify::Error::io(e) })?;
+        let (Some(dir), Some(file_name)) = (path.parent(), path.file_name()) else {
+            let source = notify::Error::generic("not a file path");
+            return Err(WatchError { path: path.display().to_string(), source });
+        };
+        let names = vec![file_name.to_owned(), LOCK_FILE.into()];
+        let mut watch = FileWatch::start(dir, names, debounce)?;
+        let (host, mut current) = (host.clone(), self);
+        let task = tokio::spawn(async move {
+            while watch.settled().await {
+                match HostConfig::load(&path) {
+                    Ok(next) => current = apply(&host, &path, current, next).await,
+                    Err(error) => {
+                        let error = crate::text::Escaped(&error.to_string()).to_string();
+                        tracing::warn!("{error}; the configuration in use stays as it was");
+                    }
+                }
+            }
+        });
+        Ok(WatchHandle::of(task))
+    }
+}
+
+/// Applies `next` over `current` to `host`, and returns the configuration now in use.
+async fn apply(host: &ToolHost, path: &Path, current: HostConfig, next: HostConfig) -> HostConfig {
+    if next == current {
+        return current;
+    }
+    match host.set_upstreams(next.upstreams.clone()).await {
+        Ok(changes) if !changes.is_empty() => tracing::info!(
+            started = ?changes.started,
+            stopped = ?changes.stopped,
+            restarted = ?changes.restarted,
+            "upstream MCP servers changed"
+        ),
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!("{}: {error}; the upstream servers stay as they were", path.display());
+            return current;
+        }
+    }
+    let pins = next.oci_pins();
+    if pins != current.oci_pins() {
+        tracing::info!("{LOCK_FILE}: the pins changed");
+        log_change(&host.set_pins(pins).await);
+    }
+    let served_as_is = |config: &HostConfig| HostConfig {
+        upstreams: Vec::new(),
+        oci: Vec::new(),
+        lock: Default::default(),
+        ..config.clone()
+    };
+    if served_as_is(&next) != served_as_is(&current) {
+        tracing::warn!("{}: changes outside [[upstream]] take effect when the host starts again", path.display());
+    }
+    next
+}

@@ -1,0 +1,76 @@
+//! Approval of a call that needs it: the operator's hook first, else the call's own approver (the person behind an MCP client, the terminal).
+
+use serde_json::Value;
+
+use super::ToolHost;
+use crate::error::CallError;
+use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
+use crate::registry::ToolEntry;
+
+impl ToolHost {
+    /// A call that needs approval runs only when its approver says so: the host's
+    /// approval hook, else the call's own approver; without either it never runs.
+    pub(super) async fn check_approval(
+        &self,
+        caller: &Caller,
+        entry: &ToolEntry,
+        input: &Value,
+        reason: String,
+        call_approver: Option<&ApprovalHook>,
+    ) -> Result<(), CallError> {
+        let Some(approve) = self.approver(call_approver) else {
+            return Err(denied(caller, entry, format!("{reason}, and no approval hook is configured")));
+        };
+        match approve(approval_request(caller, entry, input.clone(), reason)).await {
+            Approval::Approved => Ok(()),
+            Approval::Denied { reason } => Err(denied(caller, entry, format!("approval denied: {reason}"))),
+        }
+    }
+
+    /// Who decides a call that needs approval: the operator's hook first, so that a
+    /// client never approves what the operator decides.
+    fn approver<'a>(&'a self, call_approver: Option<&'a ApprovalHook>) -> Option<&'a ApprovalHook> {
+        self.approval.as_ref().or(call_approver)
+    }
+
+    /// What the call's own approver ([`CallOptions::approver`]) would be asked before a
+    /// call of `name` with `input` by `caller` runs; `None` when it would not be asked
+    /// (no approval needed, a host hook decides, or no such tool for the caller). Lets a
+    /// front end ask ahead, as the stateless MCP revision must.
+    pub fn pending_approval(&self, caller: &Caller, name: &str, input: &Value) -> Option<ApprovalRequest> {
+        if self.approver(None).is_some() {
+            return None;
+        }
+        let snapshot = self.snapshot.load();
+        let (entry, form, permit) = self.resolve_for(&snapshot, caller, name).ok()?;
+        let input = super::call::tool_input(entry, form, input.clone()).unwrap_or_else(|_| input.clone());
+        Some(approval_request(caller, entry, input, permit.approval?))
+    }
+
+    /// Whether a call of `name` by `caller` is known now to run without asking the
+    /// call's own approver ([`CallOptions::approver`]): the tool resolves for the caller
+    /// and its policy needs no approval, or the host's hook decides approvals. A tool
+    /// not resolved (not loaded yet, hidden, unknown) is not known to.
+    pub fn runs_without_call_approver(&self, caller: &Caller, name: &str) -> bool {
+        if self.approver(None).is_some() {
+            return true;
+        }
+        let snapshot = self.snapshot.load();
+        let permit = snapshot.find(name).and_then(|(entry, _)| self.access(caller, entry).ok());
+        permit.is_some_and(|permit| permit.approval.is_none())
+    }
+}
+
+fn approval_request(caller: &Caller, entry: &ToolEntry, input: Value, reason: String) -> ApprovalRequest {
+    ApprovalRequest {
+        caller: caller.clone(),
+        tool: entry.full_name.clone(),
+        input,
+        risk: entry.def().policy.risk,
+        reason,
+    }
+}
+
+fn denied(caller: &Caller, entry: &ToolEntry, reason: String) -> CallError {
+    CallError::PermissionDenied { caller: caller.to_string(), tool: entry.full_name.clone(), reason }
+}

@@ -1,0 +1,206 @@
+//! What one call brings and what it ends in: its options, its report, and the record written when it ends (or is dropped).
+
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use super::ToolHost;
+use super::audit::CallRecord;
+use crate::error::CallError;
+use crate::policy::{ApprovalHook, Caller};
+use crate::progress::ProgressHook;
+use crate::sandbox::{CapturedOutput, DeniedRequest};
+use crate::tool::{OutputForm, SourceKind};
+
+/// One call of a batch.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolCall {
+    /// The caller's id for this call, echoed in its result and audit record.
+    pub id: String,
+    /// The tool's name, in any accepted form.
+    pub name: String,
+    /// The tool's input (or, under an exported name, its arguments).
+    pub input: Value,
+}
+
+/// What one call brings beyond its caller, name and input.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// The caller's id for this call (batch calls), echoed in its report and audit record.
+    pub call_id: Option<String>,
+    /// Who approves this call when it needs approval and the host has no
+    /// [approval hook](crate::ToolHostBuilder::approval_hook) of its own: for an MCP call,
+    /// the person behind the client. Without either, such a call is denied.
+    pub approver: Option<ApprovalHook>,
+    /// Where the tool's progress reports (`host.progress`) go; without it they are
+    /// dropped.
+    pub progress: Option<ProgressHook>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("call_id", &self.call_id)
+            .field("approver", &self.approver.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Everything known about one call, success or not. Serializes as the `--report` JSON
+/// of `toolhost call`.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    /// Who called.
+    pub caller: Caller,
+    /// The caller's id for this call (batch calls).
+    pub call_id: Option<String>,
+    /// The name the caller used.
+    pub requested: String,
+    /// The full name of the tool that answered, when one was found.
+    pub tool: Option<String>,
+    /// Content hash of the component that answered.
+    pub component_hash: Option<String>,
+    /// What kind of tool answered, when one was found.
+    pub source: Option<SourceKind>,
+    /// The upstream MCP server that answered, for its tools.
+    pub upstream: Option<String>,
+    /// The validated output, or why there is none.
+    pub outcome: Result<Value, CallError>,
+    /// What the output is: plain JSON, or content blocks an MCP client gets as they are.
+    pub output_form: OutputForm,
+    /// Fuel the guest burned (0 when it never ran).
+    pub fuel_consumed: u64,
+    /// Wall-clock time of the whole call, refusals included.
+    pub duration: Duration,
+    /// Bytes of input JSON handed to the tool.
+    pub input_bytes: u64,
+    /// Bytes of output JSON the tool returned.
+    pub output_bytes: u64,
+    /// What the guest printed and logged.
+    pub captured: CapturedOutput,
+    /// Outgoing HTTP requests the component's allow-list refused during the call.
+    pub denied_requests: Vec<DeniedRequest>,
+    /// Why the tool the name meant is hidden from the caller, who was told it does not
+    /// exist (for the operator: the audit record says `permission_denied`).
+    pub hidden_because: Option<String>,
+}
+
+impl CallReport {
+    pub(super) fn new(caller: Caller, call_id: Option<String>, requested: String) -> Self {
+        CallReport {
+            caller,
+            call_id,
+            requested,
+            tool: None,
+            component_hash: None,
+            source: None,
+            upstream: None,
+            outcome: Ok(Value::Null),
+            output_form: OutputForm::Json,
+            fuel_consumed: 0,
+            duration: Duration::ZERO,
+            input_bytes: 0,
+            output_bytes: 0,
+            captured: CapturedOutput::default(),
+            denied_requests: Vec::new(),
+            hidden_because: None,
+        }
+    }
+
+    /// The report of a call refused before it reached a host, e.g. by a front end
+    /// whose input is not JSON.
+    pub fn refused(caller: Caller, requested: String, input_bytes: u64, error: CallError) -> Self {
+        CallReport { outcome: Err(error), input_bytes, ..CallReport::new(caller, None, requested) }
+    }
+}
+
+impl serde::Serialize for CallReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (output, error) = match &self.outcome {
+            Ok(output) => (output.clone(), Value::Null),
+            Err(e) => (Value::Null, json!({ "kind": e.kind(), "message": e.to_string() })),
+        };
+        json!({
+            "tool": self.tool,
+            "component_hash": self.component_hash,
+            "source": self.source,
+            "upstream": self.upstream,
+            "output": output,
+            "error": error,
+            "fuel_consumed": self.fuel_consumed,
+            "duration_us": u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX),
+            "input_bytes": self.input_bytes,
+            "output_bytes": self.output_bytes,
+            "captured": self.captured,
+            "denied_requests": self.denied_requests,
+        })
+        .serialize(serializer)
+    }
+}
+
+/// Records the call when it ends, and also when its future is dropped first: in the
+/// audit log, the metrics and the call's `tool_call` span.
+pub(super) struct Recorder<'h> {
+    host: &'h ToolHost,
+    span: tracing::Span,
+    started_at: SystemTime,
+    started: Instant,
+    /// Taken when the call ends.
+    report: Option<CallReport>,
+}
+
+impl<'h> Recorder<'h> {
+    /// The recorder of a call of `name` by `caller`, started now.
+    pub fn start(
+        host: &'h ToolHost,
+        span: tracing::Span,
+        caller: &Caller,
+        call_id: Option<String>,
+        name: &str,
+    ) -> Self {
+        Recorder {
+            host,
+            span,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            report: Some(CallReport::new(caller.clone(), call_id, name.to_owned())),
+        }
+    }
+
+    /// The report being filled.
+    pub fn report(&mut self) -> &mut CallReport {
+        self.report.as_mut().expect("the report is taken only when the call ends")
+    }
+
+    /// Records the call as it ended, and returns its report.
+    pub fn finish(mut self) -> CallReport {
+        let report = self.report.take().expect("a call ends once");
+        self.record(report)
+    }
+
+    fn record(&self, mut report: CallReport) -> CallReport {
+        report.duration = self.started.elapsed();
+        let outcome = report.outcome.as_ref().map_or_else(|e| e.kind().as_str(), |_| "ok");
+        self.span.record("outcome", outcome);
+        tracing::info!(parent: &self.span, duration_us = report.duration.as_micros() as u64, fuel = report.fuel_consumed, "call finished");
+        if let Some(metrics) = &self.host.metrics {
+            metrics.record_call(&report);
+        }
+        if self.host.audit.is_active() {
+            self.host.audit.record(CallRecord::from_report(&report, self.started_at));
+        }
+        report
+    }
+}
+
+impl Drop for Recorder<'_> {
+    fn drop(&mut self) {
+        if let Some(mut report) = self.report.take() {
+            let tool = report.tool.clone().unwrap_or_else(|| report.requested.clone());
+            report.outcome = Err(CallError::Cancelled { tool });
+            tracing::debug!(caller = %report.caller, tool = ?report.tool, "call cancelled");
+            self.record(report);
+        }
+    }
+}

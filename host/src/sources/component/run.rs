@@ -1,0 +1,113 @@
+//! One call of a component's tool: a fresh sandbox with the tool's limits and the component's grants.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::code::CodeKind;
+use super::{Components, LoadedComponent};
+use crate::error::CallError;
+use crate::progress::ProgressHook;
+use crate::sandbox::{self, CapturedOutput, Run, Sandbox, Services};
+use crate::sources::{Produced, Ran};
+use crate::storage::{CommitError, Storage, Transaction};
+use crate::text::Escaped;
+use crate::tool::ToolError;
+
+/// A call's storage writes, made visible once its output passed its checks.
+pub(crate) struct Writes {
+    transaction: Transaction,
+    component: Arc<LoadedComponent>,
+}
+
+impl Writes {
+    /// Commits the writes, all together, before the answer goes out: an answered call is
+    /// never lost. A quota or a lease refusing them is the tool's failure.
+    pub async fn commit(self, tool: &str) -> Result<(), CallError> {
+        let quotas = sandbox::quotas(&self.component.grants.storage);
+        self.transaction.commit(&quotas).await.map_err(|e| match e {
+            CommitError::Storage(e) => CallError::Host {
+                tool: tool.to_owned(),
+                message: format!("its storage writes were not committed: {e}"),
+            },
+            refused @ (CommitError::Leased { .. } | CommitError::Quota { .. }) => CallError::Failed {
+                tool: tool.to_owned(),
+                message: format!("its storage writes were not committed: {refused}"),
+            },
+        })
+    }
+}
+
+impl Components {
+    /// Runs tool `index` of `component` in a fresh sandbox: the output it produced, or
+    /// its failure in the caller's terms, and what it consumed.
+    pub(crate) async fn run(
+        &self,
+        component: &Arc<LoadedComponent>,
+        index: usize,
+        (tool, input): (&str, &Value),
+        storage: &Arc<Storage>,
+        progress: Option<&ProgressHook>,
+    ) -> Ran {
+        let code = match component.resident.code(|| self.restore(component)).await {
+            Ok(code) => code,
+            Err(reason) => {
+                let message = format!("its code cannot be loaded: {reason}");
+                return Ran::refused(CallError::Host { tool: tool.to_owned(), message });
+            }
+        };
+        let def = &component.tools[index];
+        let sandbox = Sandbox {
+            engine: &code.engine,
+            label: Arc::from(tool),
+            limits: &def.limits,
+            grants: component.grants.clone(),
+            services: Services { resolver: self.resolver.clone(), storage: Some(storage.clone()) },
+        };
+        let (produced, input_bytes, consumed) = match &code.kind {
+            CodeKind::Toolbox(pre) => {
+                let input_text = input.to_string();
+                let Run { result, consumed } =
+                    sandbox.call_tool(pre, &def.name(), &input_text, progress.cloned()).await;
+                let produced = match result {
+                    Ok(Ok(text)) => Ok(Produced::Text(text)),
+                    Ok(Err(failure)) => Err(ToolError::from(failure).for_call(tool)),
+                    Err(error) => Err(error),
+                };
+                (produced, input_text.len(), consumed)
+            }
+            CodeKind::Plain { pre, calls } => {
+                let input_bytes = serde_json::to_vec(input).map_or(0, |bytes| bytes.len());
+                let call = &calls[index];
+                let params = match call.params(tool, input) {
+                    Ok(params) => params,
+                    Err(error) => return Ran { input_bytes: input_bytes as u64, ..Ran::refused(error) },
+                };
+                let Run { result, consumed } = sandbox.invoke(pre, &call.export, params, call.result_count()).await;
+                let produced = result.and_then(|values| call.output(tool, &values)).map(Produced::Value);
+                (produced, input_bytes, consumed)
+            }
+        };
+        log_captured(tool, &consumed.output);
+        Ran {
+            produced,
+            input_bytes: input_bytes as u64,
+            fuel_consumed: consumed.fuel,
+            captured: consumed.output,
+            denied_requests: consumed.denied_requests,
+            writes: consumed.transaction.map(|transaction| Writes { transaction, component: component.clone() }),
+        }
+    }
+}
+
+/// Sends a call's captured stdout and stderr to the host log, marking truncation.
+fn log_captured(tool: &str, captured: &CapturedOutput) {
+    for (stream, text) in [("stdout", &captured.stdout), ("stderr", &captured.stderr)] {
+        if !text.is_empty() {
+            tracing::debug!(target: "toolhost::guest", tool, stream, "{}", Escaped(text.trim_end()));
+        }
+    }
+    if captured.dropped_bytes > 0 {
+        tracing::info!(target: "toolhost::guest", tool, dropped_bytes = captured.dropped_bytes, "guest output over the per-call log budget was dropped");
+    }
+}

@@ -1,0 +1,307 @@
+//! The rules every tool obeys, whatever its source: one constructor checks them, and a refusal reads the same from every source.
+//!
+//! A component's `list-tools`, a plain component's exports, a native tool, an
+//! `.http.toml` file and an upstream MCP server's `tools/list` all make their tools with
+//! [`ToolDef::new`], and a set of tools published together passes [`check_set`]:
+//!
+//! | rule | bound |
+//! |---|---|
+//! | name | `names::validate_tool` (a namespace: `names::validate_namespace`) |
+//! | tools one source offers | [`MAX_TOOLS`], each name once |
+//! | description | [`MAX_DESCRIPTION_BYTES`] |
+//! | each schema | [`MAX_SCHEMA_BYTES`] of JSON text, [`MAX_SCHEMA_DEPTH`] levels of arrays and objects, valid JSON Schema |
+//! | output | JSON described by its schema, or MCP content blocks (`{"content": [...]}`) |
+//!
+//! What a source declares is its text (a guest's, a remote server's): a refusal bounds
+//! the name it quotes, and whoever prints it escapes it.
+
+use serde_json::json;
+
+use super::{Limits, OutputForm, ToolDef, ToolPolicy};
+use crate::names;
+use crate::schema::Schema;
+use crate::text::{MAX_MESSAGE, bounded};
+
+/// Most tools one source may offer: a component, an upstream server, the native tools
+/// of one namespace in a layer, the HTTP tools of one namespace directory.
+pub const MAX_TOOLS: usize = 256;
+/// Longest JSON Schema text a tool may declare (each of input and output), in bytes.
+pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+/// Longest tool description, in bytes: it goes to every model that lists the tool.
+pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
+/// Levels of arrays and objects a schema may nest: as many as an input may, and below
+/// the 128 at which JSON parsers stop, so every source's deep schema is refused alike.
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// How much of a refused tool's name an error quotes.
+const NAME_SHOWN: usize = 64;
+
+/// Which of a tool's schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaRole {
+    /// The input schema.
+    Input,
+    /// The output schema.
+    Output,
+}
+
+impl std::fmt::Display for SchemaRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SchemaRole::Input => "input",
+            SchemaRole::Output => "output",
+        })
+    }
+}
+
+/// What a tool says its output is.
+#[derive(Debug, Clone, Copy)]
+pub enum DeclaredOutput<'a> {
+    /// JSON, described by this schema text.
+    Json(&'a str),
+    /// MCP content blocks, `{"content": [...]}` (an upstream tool with no output schema).
+    McpContent,
+}
+
+/// Why a source's tools are refused. The same rule broken reads the same whatever the
+/// source; each source says where (the file, the server, the native tool).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolDefError {
+    /// More tools than one source may offer.
+    #[error("it offers {count} tools; at most {MAX_TOOLS} are served from one source")]
+    TooMany {
+        /// How many it offers.
+        count: usize,
+    },
+    /// One tool breaks a rule.
+    #[error("tool `{tool}`: {problem}")]
+    Tool {
+        /// The tool's name as declared (at most 64 characters of it).
+        tool: String,
+        /// The rule it breaks.
+        problem: ToolProblem,
+    },
+}
+
+/// The rule a tool's definition breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolProblem {
+    /// Its name (or its namespace's) breaks the name rule.
+    #[error("{0}")]
+    Name(String),
+    /// Its source offers two tools of this name.
+    #[error("it is offered twice")]
+    Duplicate,
+    /// Its description is too long.
+    #[error("its description is {size} bytes; at most {MAX_DESCRIPTION_BYTES} are accepted")]
+    Description {
+        /// Bytes of the description.
+        size: usize,
+    },
+    /// A schema's text is too long.
+    #[error("its {role} schema is {size} bytes; at most {MAX_SCHEMA_BYTES} are accepted")]
+    SchemaSize {
+        /// Which schema.
+        role: SchemaRole,
+        /// Bytes of its JSON text.
+        size: usize,
+    },
+    /// A schema nests too deep.
+    #[error("its {role} schema nests deeper than {MAX_SCHEMA_DEPTH} levels of arrays and objects")]
+    SchemaDepth {
+        /// Which schema.
+        role: SchemaRole,
+    },
+    /// A schema is not valid JSON Schema.
+    #[error("its {role} schema: {reason}")]
+    Schema {
+        /// Which schema.
+        role: SchemaRole,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl ToolDefError {
+    /// `problem` of the tool named `tool` (as declared).
+    pub fn of(tool: &str, problem: ToolProblem) -> ToolDefError {
+        ToolDefError::Tool { tool: bounded(tool.to_owned(), NAME_SHOWN), problem }
+    }
+
+    /// The rule broken, when one tool broke it.
+    pub fn problem(&self) -> Option<&ToolProblem> {
+        match self {
+            ToolDefError::Tool { problem, .. } => Some(problem),
+            ToolDefError::TooMany { .. } => None,
+        }
+    }
+}
+
+impl ToolDef {
+    /// A tool as its source declares it: `name` (within its namespace), what it does, its
+    /// input schema and its output, checked against the rules every tool obeys. Its
+    /// limits and policy are the defaults until its source sets them.
+    pub fn new(
+        name: &str,
+        description: &str,
+        input_schema: &str,
+        output: DeclaredOutput<'_>,
+    ) -> Result<ToolDef, ToolDefError> {
+        let refuse = |problem| ToolDefError::of(name, problem);
+        names::validate_tool(name).map_err(|e| refuse(ToolProblem::Name(bounded(e, MAX_MESSAGE))))?;
+        check_description(description).map_err(refuse)?;
+        let input_schema = schema(SchemaRole::Input, input_schema).map_err(refuse)?;
+        let (output_schema, output_form) = match output {
+            DeclaredOutput::Json(text) => (schema(SchemaRole::Output, text).map_err(refuse)?, OutputForm::Json),
+            DeclaredOutput::McpContent => (content_schema(), OutputForm::McpContent),
+        };
+        Ok(ToolDef {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            input_schema,
+            output_schema,
+            limits: Limits::default(),
+            policy: ToolPolicy::default(),
+            output_form,
+        })
+    }
+
+    /// Its description replaced (by the operator's manifest), within the same rule.
+    pub fn set_description(&mut self, description: &str) -> Result<(), ToolDefError> {
+        check_description(description).map_err(|problem| ToolDefError::of(&self.name, problem))?;
+        self.description = description.to_owned();
+        Ok(())
+    }
+
+    /// Its output is MCP content blocks from now on, described by their schema.
+    pub fn with_mcp_content_output(mut self) -> ToolDef {
+        self.output_schema = content_schema();
+        self.output_form = OutputForm::McpContent;
+        self
+    }
+}
+
+/// The tools one source publishes together: at most [`MAX_TOOLS`], each name once.
+pub fn check_set<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Result<(), ToolDefError> {
+    let count = names.len();
+    if count > MAX_TOOLS {
+        return Err(ToolDefError::TooMany { count });
+    }
+    let mut seen = std::collections::HashSet::with_capacity(count);
+    for name in names {
+        if !seen.insert(name) {
+            return Err(ToolDefError::of(name, ToolProblem::Duplicate));
+        }
+    }
+    Ok(())
+}
+
+fn check_description(description: &str) -> Result<(), ToolProblem> {
+    match description.len() {
+        size if size > MAX_DESCRIPTION_BYTES => Err(ToolProblem::Description { size }),
+        _ => Ok(()),
+    }
+}
+
+/// A schema within the size and depth rules, checked as JSON Schema (compiled for good
+/// by the tool's first call: a tool never called holds no validator).
+fn schema(role: SchemaRole, text: &str) -> Result<Schema, ToolProblem> {
+    if text.len() > MAX_SCHEMA_BYTES {
+        return Err(ToolProblem::SchemaSize { role, size: text.len() });
+    }
+    if nesting_depth(text) > MAX_SCHEMA_DEPTH {
+        return Err(ToolProblem::SchemaDepth { role });
+    }
+    Schema::verify(text).map_err(|reason| ToolProblem::Schema { role, reason: bounded(reason, MAX_MESSAGE) })
+}
+
+/// The output schema of MCP content blocks: `{"content": [...]}`.
+fn content_schema() -> Schema {
+    let json = json!({
+        "type": "object",
+        "properties": { "content": { "type": "array", "items": { "type": "object" } } },
+        "required": ["content"],
+    });
+    Schema::verify(&json.to_string()).expect("the content blocks' schema is valid")
+}
+
+/// How deep arrays and objects nest in JSON text, read without parsing it (a parser
+/// stops, or recurses, where this only counts).
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn depth_counts_arrays_and_objects_outside_strings() {
+        assert_eq!(nesting_depth("{}"), 1);
+        assert_eq!(nesting_depth(r#"{"a": [1, {"b": "}}}{{{[["}]}"#), 3);
+        assert_eq!(nesting_depth(r#"{"a": "\"{"}"#), 1);
+        assert!(nesting_depth(&nested(70)) > MAX_SCHEMA_DEPTH);
+    }
+
+    #[test]
+    fn every_rule_refuses_with_its_own_words() {
+        let json = DeclaredOutput::Json("{}");
+        let problem = |result: Result<ToolDef, ToolDefError>| result.unwrap_err().problem().cloned();
+        assert!(matches!(problem(ToolDef::new("Bad Name", "", "{}", json)), Some(ToolProblem::Name(_))));
+        let long = "x".repeat(MAX_DESCRIPTION_BYTES + 1);
+        assert_eq!(
+            problem(ToolDef::new("ok", &long, "{}", json)),
+            Some(ToolProblem::Description { size: MAX_DESCRIPTION_BYTES + 1 })
+        );
+        let huge = format!(r#"{{"description":"{}"}}"#, "x".repeat(MAX_SCHEMA_BYTES));
+        assert!(matches!(
+            problem(ToolDef::new("ok", "", &huge, json)),
+            Some(ToolProblem::SchemaSize { role: SchemaRole::Input, .. })
+        ));
+        assert_eq!(
+            problem(ToolDef::new("ok", "", "{}", DeclaredOutput::Json(&nested(70)))),
+            Some(ToolProblem::SchemaDepth { role: SchemaRole::Output })
+        );
+        assert!(matches!(
+            problem(ToolDef::new("ok", "", r#"{"type": 3}"#, json)),
+            Some(ToolProblem::Schema { role: SchemaRole::Input, .. })
+        ));
+        let error = ToolDef::new(&"\u{1b}".repeat(100_000), "", "{}", json).unwrap_err().to_string();
+        assert!(error.len() < MAX_MESSAGE + 300, "a declared name cannot make an error huge: {}", error.len());
+        let content = ToolDef::new("ok", "", "{}", DeclaredOutput::McpContent).unwrap();
+        assert_eq!(content.output_form, OutputForm::McpContent);
+    }
+
+    #[test]
+    fn a_set_holds_each_name_once_and_at_most_the_limit() {
+        let many: Vec<String> = (0..=MAX_TOOLS).map(|i| format!("tool{i}")).collect();
+        assert_eq!(check_set(many.iter().map(String::as_str)), Err(ToolDefError::TooMany { count: MAX_TOOLS + 1 }));
+        assert_eq!(check_set(["a", "b", "a"].into_iter()).unwrap_err().to_string(), "tool `a`: it is offered twice");
+        assert!(check_set(many[..MAX_TOOLS].iter().map(String::as_str)).is_ok());
+    }
+}
