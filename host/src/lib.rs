@@ -73,8 +73,8 @@ pub mod scaffold;
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig};
 pub use crate::definitions::ExportFormat;
 pub use crate::error::{
-    BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, NativeToolError, SkippedExport,
-    Violation, exit,
+    BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, NativeToolError, SchemaRole,
+    SkippedExport, ToolDefError, ToolProblem, Violation, exit,
 };
 pub use crate::host::{CallOptions, CallRecord, CallReport, ListingVersion, ToolCall, ToolHost, ToolHostBuilder};
 pub use crate::manifest::{Manifest, ToolManifest};
@@ -96,7 +96,7 @@ pub use crate::sources::{
 };
 pub use crate::tool::{
     Ceilings, DeclaredOutput, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TIMEOUT,
-    MAX_TOOLS, OutputForm, Overridden, Risk, SchemaRole, SourceKind, ToolDef, ToolDefError, ToolDescription, ToolError,
-    ToolFilter, ToolHints, ToolPolicy, ToolProblem,
+    MAX_TOOLS, OutputForm, Overridden, Risk, SourceKind, ToolDef, ToolDescription, ToolError, ToolFilter, ToolHints,
+    ToolPolicy,
 };
 pub use crate::units::{parse_duration, parse_size};

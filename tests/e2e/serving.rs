@@ -15,7 +15,7 @@ const PLANNER_TOKEN: &str = "planner-token-0123456789";
 const CODER_TOKEN: &str = "coder-token-9876543210";
 
 fn sha256_hex(text: &str) -> String {
-    toolhost::serve::auth::digest(text).iter().map(|b| format!("{b:02x}")).collect()
+    toolhost::serve::digest(text).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `math`, `text` and `hostile` tools, and a configuration with two agents: the planner

@@ -89,9 +89,8 @@ use crate::policy::{Policy, PolicyRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::runtime::{MAX_INSTANCES, MIN_MAX_MEMORY};
 use crate::serve::ApprovalKey;
-use crate::serve::http::auth::Tokens;
-use crate::serve::http::limits::{HttpLimits, bounds};
-use crate::sources::upstream::{self, Secret, UpstreamServer, UpstreamTransport};
+use crate::serve::{HttpLimits, Tokens, bounds};
+use crate::sources::{DEFAULT_UPSTREAM_LAYER, Secret, UpstreamServer, UpstreamTransport};
 use crate::storage::StorageSetting;
 use crate::tool::Limits;
 use crate::tool::MAX_TIMEOUT;
@@ -514,7 +513,7 @@ fn upstreams(base: &Path, layers: &[Layer], raw: Vec<Spanned<RawUpstream>>) -> R
             return Err(at("defined twice".to_owned()));
         }
         let layer = match raw.layer {
-            None => upstream::DEFAULT_LAYER.to_owned(),
+            None => DEFAULT_UPSTREAM_LAYER.to_owned(),
             Some(layer) if layers.iter().any(|l| l.name == layer) => layer,
             Some(layer) => return Err(at(format!("no [[layer]] is named `{layer}`"))),
         };
@@ -768,7 +767,7 @@ mod tests {
     fn tokens_come_as_digests_files_or_variables_and_never_show_in_errors() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("ci.token"), "  from-a-file\n").unwrap();
-        let digest: String = crate::serve::http::auth::digest("by-digest").iter().map(|b| format!("{b:02x}")).collect();
+        let digest: String = crate::serve::digest("by-digest").iter().map(|b| format!("{b:02x}")).collect();
         let text = format!(
             "[[token]]\nagent = \"planner\"\nsha256 = \"{digest}\"\n[[token]]\nagent = \"ci\"\nfile = \"ci.token\"\n"
         );

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::serve::http::auth::{Tokens, parse_digest};
+use crate::serve::{Tokens, parse_digest};
 use crate::units::Problem;
 
 /// One `[[token]]` as written.

@@ -8,11 +8,9 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::broadcast;
 
-use super::report::CallReport;
 use crate::policy::Caller;
 use crate::sandbox::DeniedRequest;
 use crate::tool::SourceKind;
@@ -57,36 +55,6 @@ pub struct CallRecord {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     /// Outgoing requests the allow-list refused.
     pub denied_requests: Vec<DeniedRequest>,
-}
-
-impl CallRecord {
-    pub(crate) fn from_report(report: &CallReport, started: SystemTime) -> CallRecord {
-        let (outcome, error) = match (&report.outcome, &report.hidden_because) {
-            (Err(_), Some(reason)) => {
-                ("permission_denied".to_owned(), Some(format!("hidden from the caller: {reason}")))
-            }
-            (Ok(_), _) => ("ok".to_owned(), None),
-            (Err(error), None) => (error.kind().to_string(), Some(error.to_string())),
-        };
-        CallRecord {
-            timestamp_ms: started.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
-            call_id: report.call_id.clone(),
-            caller: report.caller.clone(),
-            requested: report.requested.clone(),
-            tool: report.tool.clone(),
-            component_hash: report.component_hash.clone(),
-            source: report.source,
-            upstream: report.upstream.clone(),
-            duration_us: report.duration.as_micros() as u64,
-            fuel_consumed: report.fuel_consumed,
-            outcome,
-            error,
-            input_bytes: report.input_bytes,
-            output_bytes: report.output_bytes,
-            dropped_log_bytes: report.captured.dropped_bytes,
-            denied_requests: report.denied_requests.clone(),
-        }
-    }
 }
 
 /// Fans call records out to subscribers and the optional JSONL file.

@@ -18,8 +18,7 @@ use crate::policy::{ApprovalHook, Policy};
 use crate::registry::{Layer, LoadProgress, Loaders, NativeSlot, ProgressFn, Scan, finish_loading};
 use crate::runtime::{CacheSetting, EngineSettings, Runtime};
 use crate::sandbox::{Resolve, SystemResolver};
-use crate::sources::upstream::UpstreamServer;
-use crate::sources::{Components, NativeTool, upstream};
+use crate::sources::{Components, DEFAULT_UPSTREAM_LAYER, NativeTool, UpstreamServer};
 use crate::storage::{Storage, StorageSetting};
 use crate::tool::{Ceilings, Limits};
 use crate::trust::{Pin, SigningKeys};
@@ -186,7 +185,7 @@ impl ToolHostBuilder {
     }
 
     /// Serves the tools of an upstream MCP server as the namespace `server.name`, in the
-    /// layer `server.layer`; [`upstream::DEFAULT_LAYER`](crate::sources::upstream::DEFAULT_LAYER),
+    /// layer `server.layer`; [`upstream::DEFAULT_LAYER`](crate::upstream::DEFAULT_LAYER),
     /// when no layer of that name was added, is placed below the directory layers and
     /// above the stdlib. The server is connected in the background; a build that does
     /// not serve while loading waits for its first attempt.
@@ -232,9 +231,9 @@ impl ToolHostBuilder {
     /// cannot be opened.
     pub async fn build(mut self) -> Result<ToolHost, BuildError> {
         // Always there, empty or not: servers declared later go into it too.
-        if !self.layers.iter().any(|layer| layer.name == upstream::DEFAULT_LAYER) {
+        if !self.layers.iter().any(|layer| layer.name == DEFAULT_UPSTREAM_LAYER) {
             let above_stdlib = self.layers.iter().position(|layer| layer.stdlib).unwrap_or(self.layers.len());
-            self.layers.insert(above_stdlib, Layer::native(upstream::DEFAULT_LAYER));
+            self.layers.insert(above_stdlib, Layer::native(DEFAULT_UPSTREAM_LAYER));
         }
         let runtime = Runtime::start(&self.engine, self.cache, self.precompiled.as_deref())?;
         let ceilings = runtime.ceilings();

@@ -15,8 +15,7 @@ use crate::error::{LoadError, NativeToolError};
 use crate::registry::{
     Layer, NativeSlot, RegistryChange, Snapshot, UpstreamSlot, WatchError, WatchHandle, build_snapshot, watch_roots,
 };
-use crate::sources::upstream::section;
-use crate::sources::{LoadedComponent, NativeTool, UpstreamTool};
+use crate::sources::{LoadedComponent, NativeTool, UpstreamTool, section};
 use crate::tool::{Ceilings, Limits, check_set};
 use crate::trust::Pin;
 

@@ -1,6 +1,6 @@
 //! What one call brings and what it ends in: its options, its report, and the record written when it ends (or is dropped).
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
@@ -139,6 +139,38 @@ impl serde::Serialize for CallReport {
     }
 }
 
+impl CallReport {
+    /// The audit record of this call, which started at `started`.
+    fn audit_record(&self, started: SystemTime) -> CallRecord {
+        let report = self;
+        let (outcome, error) = match (&report.outcome, &report.hidden_because) {
+            (Err(_), Some(reason)) => {
+                ("permission_denied".to_owned(), Some(format!("hidden from the caller: {reason}")))
+            }
+            (Ok(_), _) => ("ok".to_owned(), None),
+            (Err(error), None) => (error.kind().to_string(), Some(error.to_string())),
+        };
+        CallRecord {
+            timestamp_ms: started.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+            call_id: report.call_id.clone(),
+            caller: report.caller.clone(),
+            requested: report.requested.clone(),
+            tool: report.tool.clone(),
+            component_hash: report.component_hash.clone(),
+            source: report.source,
+            upstream: report.upstream.clone(),
+            duration_us: report.duration.as_micros() as u64,
+            fuel_consumed: report.fuel_consumed,
+            outcome,
+            error,
+            input_bytes: report.input_bytes,
+            output_bytes: report.output_bytes,
+            dropped_log_bytes: report.captured.dropped_bytes,
+            denied_requests: report.denied_requests.clone(),
+        }
+    }
+}
+
 /// Records the call when it ends, and also when its future is dropped first: in the
 /// audit log, the metrics and the call's `tool_call` span.
 pub(super) struct Recorder<'h> {
@@ -188,7 +220,7 @@ impl<'h> Recorder<'h> {
             metrics.record_call(&report);
         }
         if self.host.audit.is_active() {
-            self.host.audit.record(CallRecord::from_report(&report, self.started_at));
+            self.host.audit.record(report.audit_record(self.started_at));
         }
         report
     }

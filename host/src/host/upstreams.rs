@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::ToolHost;
 use crate::error::NativeToolError;
-use crate::sources::upstream::{Publication, Supervisors, UpstreamChanges, UpstreamServer, UpstreamStatus};
+use crate::sources::{Publication, Supervisors, UpstreamChanges, UpstreamServer, UpstreamStatus};
 
 impl ToolHost {
     /// This host with supervisors for its upstream servers, which publish to a clone of

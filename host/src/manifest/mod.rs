@@ -57,8 +57,7 @@ use toml::Spanned;
 use crate::error::{LoadError, LoadErrorKind};
 
 use crate::names;
-use crate::sandbox::grants::{FileGrant, Grants};
-use crate::sandbox::outbound::HostPattern;
+use crate::sandbox::{FileGrant, Grants, HostPattern};
 use crate::storage::{Quota, StorageGrant, is_bucket_name};
 use crate::tool::{Ceilings, Limits};
 use crate::tool::{Risk, ToolHints, ToolPolicy};

@@ -5,11 +5,11 @@
 //! tables (through [`limits::CallLimiter`]), wall-clock time (epoch deadline plus an async
 //! timeout for time spent blocked in host calls), and captured output.
 
-pub mod grants;
-pub(crate) mod keyvalue;
-pub mod limits;
-pub mod outbound;
-pub mod output;
+mod grants;
+mod keyvalue;
+mod limits;
+mod outbound;
+mod output;
 mod state;
 mod store;
 
@@ -17,6 +17,7 @@ pub use grants::{Capabilities, FileGrant, Grants};
 pub(crate) use keyvalue::quotas;
 pub use limits::TABLE_ELEMENTS_LIMIT;
 pub use outbound::{DeniedRequest, HostPattern, Resolve, SystemResolver};
+pub(crate) use outbound::{checked_address, send_pinned};
 pub use output::{CapturedOutput, LogLine};
 pub(crate) use state::{SandboxState, new_linker};
 pub(crate) use store::{Run, Sandbox, Services};

@@ -67,11 +67,11 @@ impl contract::toolhost::tool::host::Host for SandboxState {
 /// Links everything a guest may import. What a call can actually *do* through these
 /// imports is decided per call by its [`WasiCtx`], which starts empty.
 pub(crate) fn new_linker(engine: &Engine) -> Result<Linker<SandboxState>, BuildError> {
-    let mut linker = Linker::new(engine);
+    let mut linker: Linker<SandboxState> = Linker::new(engine);
     let failed = |e: wasmtime::Error| BuildError::Engine(format!("linking the host's imports: {e:#}"));
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(failed)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(failed)?;
     Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(failed)?;
-    keyvalue::add_to_linker(&mut linker)?;
+    keyvalue::add_to_linker(&mut linker, |state| &mut state.storage)?;
     Ok(linker)
 }

@@ -3,15 +3,14 @@
 //! HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens ([`auth`]) and bounds
 //! on what one client may take ([`limits`]).
 
-pub(crate) mod http;
-pub(crate) mod mcp;
-pub(crate) mod stdio;
+mod http;
+mod mcp;
+mod stdio;
 
-pub use http::auth::Tokens;
-pub use http::connections::raise_open_file_limit;
-pub use http::limits::HttpLimits;
-pub use http::{HTTP_PATH, HttpOptions, LOOPBACK_HOSTS, bind, serve_http, serve_http_on, shutdown_signal};
-pub use http::{auth, limits};
-pub use mcp::approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
-pub use mcp::progress::PROGRESS_INTERVAL;
-pub use mcp::serve_stdio;
+pub use http::{
+    HTTP_PATH, HttpLimits, HttpOptions, LOOPBACK_HOSTS, Tokens, bind, digest, new_token, raise_open_file_limit,
+    serve_http, serve_http_on, shutdown_signal,
+};
+pub(crate) use http::{bounds, parse_digest};
+pub use mcp::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET, PROGRESS_INTERVAL};
+pub use stdio::{MAX_LINE, serve_stdio};

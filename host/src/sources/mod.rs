@@ -20,7 +20,11 @@ pub(crate) use component::{Components, check_preamble, content_hash, return_free
 pub use component::{Contract, LoadedComponent, PlainFunction};
 pub use http::{HttpTool, is_http_tool_file};
 pub use native::NativeTool;
-pub use upstream::UpstreamTool;
+pub use upstream::{
+    DEFAULT_LAYER as DEFAULT_UPSTREAM_LAYER, Secret, UpstreamChanges, UpstreamServer, UpstreamStatus, UpstreamTool,
+    UpstreamTransport,
+};
+pub(crate) use upstream::{Publication, Supervisors, section};
 
 use crate::error::CallError;
 use crate::progress::ProgressHook;

@@ -33,10 +33,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{CallError, NativeToolError};
+use crate::error::{ToolDefError, ToolProblem};
 use crate::manifest::check_timeout;
 use crate::names;
 use crate::sources::{Produced, Ran};
-use crate::tool::{Ceilings, DeclaredOutput, Limits, Risk, ToolDef, ToolDefError, ToolError, ToolHints, ToolProblem};
+use crate::tool::{Ceilings, DeclaredOutput, Limits, Risk, ToolDef, ToolError, ToolHints};
 
 type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 

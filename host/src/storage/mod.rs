@@ -13,6 +13,7 @@
 //! as shared, and quotas bound what one component may keep.
 
 mod backend;
+mod operations;
 mod redis_store;
 mod sqlite_store;
 mod transaction;
@@ -21,8 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) use backend::Backend;
-pub use backend::{BucketSummary, CommitError};
-pub use backend::{Usage, Write};
+pub use operations::{BucketSummary, CommitError, Usage, Write};
 pub(crate) use transaction::{KvError, Transaction};
 
 /// Where a host keeps its state (`[storage]` in `toolhost.toml`).

@@ -12,7 +12,7 @@ use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
 use super::StorageError;
-use super::backend::{BucketSummary, Commit, CommitError, Usage, Write};
+use super::operations::{BucketSummary, Commit, CommitError, Usage, Write};
 
 const COMMIT: &str = r#"
 local holder = ARGV[1]

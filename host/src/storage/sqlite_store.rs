@@ -14,7 +14,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::StorageError;
-use super::backend::{BucketSummary, Commit, CommitError, Usage, Write, now_ms};
+use super::operations::{BucketSummary, Commit, CommitError, Usage, Write, now_ms};
 
 /// How long a statement waits for another process's write lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::backend::{Backend, Commit, CommitError, StagedWrite, Usage, Write};
+use super::backend::Backend;
+use super::operations::{Commit, CommitError, StagedWrite, Usage, Write};
 use super::{BucketId, Quota, StorageError};
 
 /// Keys per `list-keys` page.

@@ -18,6 +18,7 @@
 use serde_json::json;
 
 use super::{Limits, OutputForm, ToolDef, ToolPolicy};
+use crate::error::{SchemaRole, ToolDefError, ToolProblem};
 use crate::names;
 use crate::schema::Schema;
 use crate::text::{MAX_MESSAGE, bounded};
@@ -33,27 +34,6 @@ pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
 /// the 128 at which JSON parsers stop, so every source's deep schema is refused alike.
 pub const MAX_SCHEMA_DEPTH: usize = 64;
 
-/// How much of a refused tool's name an error quotes.
-const NAME_SHOWN: usize = 64;
-
-/// Which of a tool's schemas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SchemaRole {
-    /// The input schema.
-    Input,
-    /// The output schema.
-    Output,
-}
-
-impl std::fmt::Display for SchemaRole {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SchemaRole::Input => "input",
-            SchemaRole::Output => "output",
-        })
-    }
-}
-
 /// What a tool says its output is.
 #[derive(Debug, Clone, Copy)]
 pub enum DeclaredOutput<'a> {
@@ -61,80 +41,6 @@ pub enum DeclaredOutput<'a> {
     Json(&'a str),
     /// MCP content blocks, `{"content": [...]}` (an upstream tool with no output schema).
     McpContent,
-}
-
-/// Why a source's tools are refused. The same rule broken reads the same whatever the
-/// source; each source says where (the file, the server, the native tool).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolDefError {
-    /// More tools than one source may offer.
-    #[error("it offers {count} tools; at most {MAX_TOOLS} are served from one source")]
-    TooMany {
-        /// How many it offers.
-        count: usize,
-    },
-    /// One tool breaks a rule.
-    #[error("tool `{tool}`: {problem}")]
-    Tool {
-        /// The tool's name as declared (at most 64 characters of it).
-        tool: String,
-        /// The rule it breaks.
-        problem: ToolProblem,
-    },
-}
-
-/// The rule a tool's definition breaks.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolProblem {
-    /// Its name (or its namespace's) breaks the name rule.
-    #[error("{0}")]
-    Name(String),
-    /// Its source offers two tools of this name.
-    #[error("it is offered twice")]
-    Duplicate,
-    /// Its description is too long.
-    #[error("its description is {size} bytes; at most {MAX_DESCRIPTION_BYTES} are accepted")]
-    Description {
-        /// Bytes of the description.
-        size: usize,
-    },
-    /// A schema's text is too long.
-    #[error("its {role} schema is {size} bytes; at most {MAX_SCHEMA_BYTES} are accepted")]
-    SchemaSize {
-        /// Which schema.
-        role: SchemaRole,
-        /// Bytes of its JSON text.
-        size: usize,
-    },
-    /// A schema nests too deep.
-    #[error("its {role} schema nests deeper than {MAX_SCHEMA_DEPTH} levels of arrays and objects")]
-    SchemaDepth {
-        /// Which schema.
-        role: SchemaRole,
-    },
-    /// A schema is not valid JSON Schema.
-    #[error("its {role} schema: {reason}")]
-    Schema {
-        /// Which schema.
-        role: SchemaRole,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
-
-impl ToolDefError {
-    /// `problem` of the tool named `tool` (as declared).
-    pub fn of(tool: &str, problem: ToolProblem) -> ToolDefError {
-        ToolDefError::Tool { tool: bounded(tool.to_owned(), NAME_SHOWN), problem }
-    }
-
-    /// The rule broken, when one tool broke it.
-    pub fn problem(&self) -> Option<&ToolProblem> {
-        match self {
-            ToolDefError::Tool { problem, .. } => Some(problem),
-            ToolDefError::TooMany { .. } => None,
-        }
-    }
 }
 
 impl ToolDef {
@@ -185,7 +91,7 @@ impl ToolDef {
 pub fn check_set<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Result<(), ToolDefError> {
     let count = names.len();
     if count > MAX_TOOLS {
-        return Err(ToolDefError::TooMany { count });
+        return Err(ToolDefError::TooMany { count, limit: MAX_TOOLS });
     }
     let mut seen = std::collections::HashSet::with_capacity(count);
     for name in names {
@@ -198,7 +104,7 @@ pub fn check_set<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Result<()
 
 fn check_description(description: &str) -> Result<(), ToolProblem> {
     match description.len() {
-        size if size > MAX_DESCRIPTION_BYTES => Err(ToolProblem::Description { size }),
+        size if size > MAX_DESCRIPTION_BYTES => Err(ToolProblem::Description { size, limit: MAX_DESCRIPTION_BYTES }),
         _ => Ok(()),
     }
 }
@@ -207,10 +113,10 @@ fn check_description(description: &str) -> Result<(), ToolProblem> {
 /// by the tool's first call: a tool never called holds no validator).
 fn schema(role: SchemaRole, text: &str) -> Result<Schema, ToolProblem> {
     if text.len() > MAX_SCHEMA_BYTES {
-        return Err(ToolProblem::SchemaSize { role, size: text.len() });
+        return Err(ToolProblem::SchemaSize { role, size: text.len(), limit: MAX_SCHEMA_BYTES });
     }
     if nesting_depth(text) > MAX_SCHEMA_DEPTH {
-        return Err(ToolProblem::SchemaDepth { role });
+        return Err(ToolProblem::SchemaDepth { role, limit: MAX_SCHEMA_DEPTH });
     }
     Schema::verify(text).map_err(|reason| ToolProblem::Schema { role, reason: bounded(reason, MAX_MESSAGE) })
 }
@@ -276,7 +182,7 @@ mod tests {
         let long = "x".repeat(MAX_DESCRIPTION_BYTES + 1);
         assert_eq!(
             problem(ToolDef::new("ok", &long, "{}", json)),
-            Some(ToolProblem::Description { size: MAX_DESCRIPTION_BYTES + 1 })
+            Some(ToolProblem::Description { size: MAX_DESCRIPTION_BYTES + 1, limit: MAX_DESCRIPTION_BYTES })
         );
         let huge = format!(r#"{{"description":"{}"}}"#, "x".repeat(MAX_SCHEMA_BYTES));
         assert!(matches!(
@@ -285,7 +191,7 @@ mod tests {
         ));
         assert_eq!(
             problem(ToolDef::new("ok", "", "{}", DeclaredOutput::Json(&nested(70)))),
-            Some(ToolProblem::SchemaDepth { role: SchemaRole::Output })
+            Some(ToolProblem::SchemaDepth { role: SchemaRole::Output, limit: MAX_SCHEMA_DEPTH })
         );
         assert!(matches!(
             problem(ToolDef::new("ok", "", r#"{"type": 3}"#, json)),
@@ -300,7 +206,10 @@ mod tests {
     #[test]
     fn a_set_holds_each_name_once_and_at_most_the_limit() {
         let many: Vec<String> = (0..=MAX_TOOLS).map(|i| format!("tool{i}")).collect();
-        assert_eq!(check_set(many.iter().map(String::as_str)), Err(ToolDefError::TooMany { count: MAX_TOOLS + 1 }));
+        assert_eq!(
+            check_set(many.iter().map(String::as_str)),
+            Err(ToolDefError::TooMany { count: MAX_TOOLS + 1, limit: MAX_TOOLS })
+        );
         assert_eq!(check_set(["a", "b", "a"].into_iter()).unwrap_err().to_string(), "tool `a`: it is offered twice");
         assert!(check_set(many[..MAX_TOOLS].iter().map(String::as_str)).is_ok());
     }

@@ -528,7 +528,7 @@ async fn push(options: &HostOptions, file: &std::path::Path, reference: &str) ->
 
 fn new_token(agent: &str) -> anyhow::Result<ExitCode> {
     let (token, sha256) =
-        toolhost::serve::auth::new_token().map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
+        toolhost::serve::new_token().map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
     print_line(&token);
     let agent = toml::Value::String(agent.to_owned());
     eprintln!(

@@ -7,8 +7,7 @@
 
 use wasmtime::component::{HasSelf, Linker, Resource};
 
-use super::{KvBucket, batch as batch2, store as store2, to_wit};
-use crate::sandbox::state::SandboxState;
+use super::{CallStorage, KvBucket, batch as batch2, store as store2, to_wit};
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -21,8 +20,11 @@ mod bindings {
 
 use bindings::wasi::keyvalue::{atomics, batch, store};
 
-pub(super) fn add_to_linker(linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
-    bindings::Imports::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
+pub(super) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    storage: fn(&mut T) -> &mut CallStorage,
+) -> wasmtime::Result<()> {
+    bindings::Imports::add_to_linker::<_, HasSelf<CallStorage>>(linker, storage)
 }
 
 type Answer<T> = wasmtime::Result<Result<T, store::Error>>;
@@ -43,13 +45,13 @@ fn answer<T, U>(answered: wasmtime::Result<Result<T, store2::Error>>, into: impl
     Ok(answered?.map(into).map_err(to_draft))
 }
 
-impl store::Host for SandboxState {
+impl store::Host for CallStorage {
     async fn open(&mut self, identifier: String) -> Answer<Resource<KvBucket>> {
         answer(store2::Host::open(self, identifier).await, |bucket| bucket)
     }
 }
 
-impl store::HostBucket for SandboxState {
+impl store::HostBucket for CallStorage {
     async fn get(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<Option<Vec<u8>>> {
         answer(store2::HostBucket::get(self, bucket, key).await, |value| value)
     }
@@ -69,7 +71,7 @@ impl store::HostBucket for SandboxState {
     async fn list_keys(&mut self, bucket: Resource<KvBucket>, cursor: Option<u64>) -> Answer<store::KeyResponse> {
         let after = match cursor {
             None => None,
-            Some(n) => match usize::try_from(n).ok().and_then(|n| self.storage.draft_cursors.get(n)) {
+            Some(n) => match usize::try_from(n).ok().and_then(|n| self.draft_cursors.get(n)) {
                 Some(key) => Some(key.clone()),
                 None => {
                     let unknown =
@@ -84,7 +86,7 @@ impl store::HostBucket for SandboxState {
         };
         let cursor = match page.cursor {
             None => None,
-            Some(last) => match self.storage.draft_cursor(last) {
+            Some(last) => match self.draft_cursor(last) {
                 Some(number) => Some(number),
                 None => {
                     let many = format!("more than {MAX_DRAFT_CURSORS} list-keys pages in one call");
@@ -100,7 +102,7 @@ impl store::HostBucket for SandboxState {
     }
 }
 
-impl atomics::Host for SandboxState {
+impl atomics::Host for CallStorage {
     async fn increment(&mut self, bucket: Resource<KvBucket>, key: String, delta: u64) -> Answer<u64> {
         let Ok(delta) = i64::try_from(delta) else {
             return Ok(Err(store::Error::Other(format!("a delta of {delta} is over {}", i64::MAX))));
@@ -112,7 +114,7 @@ impl atomics::Host for SandboxState {
     }
 }
 
-impl batch::Host for SandboxState {
+impl batch::Host for CallStorage {
     async fn get_many(
         &mut self,
         bucket: Resource<KvBucket>,

@@ -7,10 +7,9 @@ mod draft;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 
 use crate::error::BuildError;
-use crate::sandbox::state::SandboxState;
 use crate::storage::{BucketId, KvError, Quota, Storage, StorageGrant, Transaction};
 
 wasmtime::component::bindgen!({
@@ -41,6 +40,9 @@ pub struct KvCas {
 pub(crate) struct CallStorage {
     /// The host's store; `None` while a component is being loaded (listing its tools).
     storage: Option<Arc<Storage>>,
+    /// The buckets and compare-and-swaps the guest holds (a table of their own: only
+    /// `wasi:keyvalue` makes and reads them).
+    table: ResourceTable,
     grant: StorageGrant,
     time_limit: Duration,
     transaction: Option<Transaction>,
@@ -50,7 +52,14 @@ pub(crate) struct CallStorage {
 
 impl CallStorage {
     pub fn new(storage: Option<Arc<Storage>>, grant: &StorageGrant, time_limit: Duration) -> CallStorage {
-        CallStorage { storage, grant: grant.clone(), time_limit, transaction: None, draft_cursors: Vec::new() }
+        CallStorage {
+            storage,
+            table: ResourceTable::new(),
+            grant: grant.clone(),
+            time_limit,
+            transaction: None,
+            draft_cursors: Vec::new(),
+        }
     }
 
     /// The call's writes, to commit when the call succeeds; `None` when it wrote and
@@ -87,10 +96,15 @@ pub(crate) fn quotas(grant: &StorageGrant) -> Vec<(String, Quota)> {
     quotas
 }
 
-pub(crate) fn add_to_linker(linker: &mut Linker<SandboxState>) -> Result<(), BuildError> {
+/// Links both drafts of `wasi:keyvalue`, answered by the [`CallStorage`] each store's
+/// data holds (`storage` finds it).
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    storage: fn(&mut T) -> &mut CallStorage,
+) -> Result<(), BuildError> {
     let failed = |e: wasmtime::Error| BuildError::Engine(format!("linking wasi:keyvalue: {e:#}"));
-    Imports::add_to_linker::<_, HasSelf<_>>(linker, |state| state).map_err(failed)?;
-    draft::add_to_linker(linker).map_err(failed)
+    Imports::add_to_linker::<_, HasSelf<CallStorage>>(linker, storage).map_err(failed)?;
+    draft::add_to_linker(linker, storage).map_err(failed)
 }
 
 fn to_wit(error: KvError) -> store::Error {
@@ -99,7 +113,7 @@ fn to_wit(error: KvError) -> store::Error {
 
 type Answer<T> = wasmtime::Result<Result<T, store::Error>>;
 
-impl SandboxState {
+impl CallStorage {
     fn bucket_id(&self, bucket: &Resource<KvBucket>) -> wasmtime::Result<BucketId> {
         Ok(self.table.get(bucket)?.id.clone())
     }
@@ -113,22 +127,22 @@ impl SandboxState {
         lowest: i64,
     ) -> wasmtime::Result<Result<i64, KvError>> {
         let id = self.bucket_id(bucket)?;
-        let quota = self.storage.grant.quota;
-        Ok(async { self.storage.transaction()?.increment(&id, key, delta, lowest, &quota).await }.await)
+        let quota = self.grant.quota;
+        Ok(async { self.transaction()?.increment(&id, key, delta, lowest, &quota).await }.await)
     }
 }
 
-impl store::Host for SandboxState {
+impl store::Host for CallStorage {
     async fn open(&mut self, identifier: String) -> Answer<Resource<KvBucket>> {
-        let Some(id) = self.storage.grant.bucket(&identifier) else {
+        let Some(id) = self.grant.bucket(&identifier) else {
             return Ok(Err(store::Error::AccessDenied));
         };
-        if self.storage.transaction.is_none() {
-            let Some(storage) = self.storage.storage.clone() else {
+        if self.transaction.is_none() {
+            let Some(storage) = self.storage.clone() else {
                 return Ok(Err(store::Error::Other("storage is not available while the component is loading".into())));
             };
             match storage.backend().await {
-                Ok(backend) => self.storage.transaction = Some(Transaction::new(backend, self.storage.time_limit)),
+                Ok(backend) => self.transaction = Some(Transaction::new(backend, self.time_limit)),
                 Err(e) => return Ok(Err(store::Error::Other(format!("storage is unavailable: {e}")))),
             }
         }
@@ -136,31 +150,31 @@ impl store::Host for SandboxState {
     }
 }
 
-impl store::HostBucket for SandboxState {
+impl store::HostBucket for CallStorage {
     async fn get(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<Option<Vec<u8>>> {
         let id = self.bucket_id(&bucket)?;
-        Ok(async { self.storage.transaction()?.get(&id, &key).await }.await.map_err(to_wit))
+        Ok(async { self.transaction()?.get(&id, &key).await }.await.map_err(to_wit))
     }
 
     async fn set(&mut self, bucket: Resource<KvBucket>, key: String, value: Vec<u8>) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
-        let quota = self.storage.grant.quota;
-        Ok(async { self.storage.transaction()?.set(&id, &key, value, &quota).await }.await.map_err(to_wit))
+        let quota = self.grant.quota;
+        Ok(async { self.transaction()?.set(&id, &key, value, &quota).await }.await.map_err(to_wit))
     }
 
     async fn delete(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
-        Ok(async { self.storage.transaction()?.delete(&id, &key).await }.await.map_err(to_wit))
+        Ok(async { self.transaction()?.delete(&id, &key).await }.await.map_err(to_wit))
     }
 
     async fn exists(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<bool> {
         let id = self.bucket_id(&bucket)?;
-        Ok(async { Ok(self.storage.transaction()?.get(&id, &key).await?.is_some()) }.await.map_err(to_wit))
+        Ok(async { Ok(self.transaction()?.get(&id, &key).await?.is_some()) }.await.map_err(to_wit))
     }
 
     async fn list_keys(&mut self, bucket: Resource<KvBucket>, cursor: Option<String>) -> Answer<store::KeyResponse> {
         let id = self.bucket_id(&bucket)?;
-        let page = async { self.storage.transaction()?.list_keys(&id, cursor).await }.await;
+        let page = async { self.transaction()?.list_keys(&id, cursor).await }.await;
         Ok(page.map(|(keys, cursor)| store::KeyResponse { keys, cursor }).map_err(to_wit))
     }
 
@@ -170,15 +184,15 @@ impl store::HostBucket for SandboxState {
     }
 }
 
-impl atomics::Host for SandboxState {
+impl atomics::Host for CallStorage {
     async fn increment(&mut self, bucket: Resource<KvBucket>, key: String, delta: i64) -> Answer<i64> {
         Ok(self.increment_at_least(&bucket, &key, delta, i64::MIN).await?.map_err(to_wit))
     }
 
     async fn swap(&mut self, cas: Resource<KvCas>, value: Vec<u8>) -> wasmtime::Result<Result<(), atomics::CasError>> {
         let KvCas { bucket, key, seen } = self.table.delete(cas)?;
-        let quota = self.storage.grant.quota;
-        let swapped = async { self.storage.transaction()?.swap(&bucket, &key, &seen, value, &quota).await }.await;
+        let quota = self.grant.quota;
+        let swapped = async { self.transaction()?.swap(&bucket, &key, &seen, value, &quota).await }.await;
         match swapped {
             Ok(Ok(())) => Ok(Ok(())),
             Ok(Err(current)) => {
@@ -190,10 +204,10 @@ impl atomics::Host for SandboxState {
     }
 }
 
-impl atomics::HostCas for SandboxState {
+impl atomics::HostCas for CallStorage {
     async fn new(&mut self, bucket: Resource<KvBucket>, key: String) -> Answer<Resource<KvCas>> {
         let id = self.bucket_id(&bucket)?;
-        let seen = async { self.storage.transaction()?.watch(&id, &key).await }.await;
+        let seen = async { self.transaction()?.watch(&id, &key).await }.await;
         match seen {
             Ok(seen) => Ok(Ok(self.table.push(KvCas { bucket: id, key, seen })?)),
             Err(e) => Ok(Err(to_wit(e))),
@@ -210,25 +224,25 @@ impl atomics::HostCas for SandboxState {
     }
 }
 
-impl batch::Host for SandboxState {
+impl batch::Host for CallStorage {
     async fn get_many(
         &mut self,
         bucket: Resource<KvBucket>,
         keys: Vec<String>,
     ) -> Answer<Vec<(String, Option<Vec<u8>>)>> {
         let id = self.bucket_id(&bucket)?;
-        Ok(async { self.storage.transaction()?.get_many(&id, keys).await }.await.map_err(to_wit))
+        Ok(async { self.transaction()?.get_many(&id, keys).await }.await.map_err(to_wit))
     }
 
     async fn set_many(&mut self, bucket: Resource<KvBucket>, key_values: Vec<(String, Vec<u8>)>) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
-        let quota = self.storage.grant.quota;
-        Ok(async { self.storage.transaction()?.set_many(&id, key_values, &quota).await }.await.map_err(to_wit))
+        let quota = self.grant.quota;
+        Ok(async { self.transaction()?.set_many(&id, key_values, &quota).await }.await.map_err(to_wit))
     }
 
     async fn delete_many(&mut self, bucket: Resource<KvBucket>, keys: Vec<String>) -> Answer<()> {
         let id = self.bucket_id(&bucket)?;
-        Ok(async { self.storage.transaction()?.delete_many(&id, keys).await }.await.map_err(to_wit))
+        Ok(async { self.transaction()?.delete_many(&id, keys).await }.await.map_err(to_wit))
     }
 }
 

@@ -89,13 +89,6 @@ pub fn new_token() -> Result<(String, String), getrandom::Error> {
     Ok((token, hex))
 }
 
-/// The agent a request authenticated as; put into the request for the MCP handler.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Authenticated {
-    /// The agent the token stands for.
-    pub agent: String,
-}
-
 /// Which agent opened which MCP session.
 #[derive(Default)]
 pub(crate) struct SessionOwners {

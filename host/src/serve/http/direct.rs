@@ -15,7 +15,7 @@
 //! to, which only its worker knows; so a call with a progress token, or one the policy
 //! makes ask the client for approval, goes through the SDK. A call that comes to need
 //! approval after that check (the policy changed meanwhile) is denied, not asked: its
-//! stream can carry only its answer ([`NoQuestions`]).
+//! stream can carry only its answer (`NoQuestions`).
 //!
 //! What the SDK does for its own calls holds here too: `notifications/cancelled`
 //! stops a call and it gets no answer, a client that goes away stops it, and so does
@@ -41,15 +41,9 @@ use rmcp::service::{Peer, RoleServer};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::mcp::McpServer;
-use crate::serve::mcp::inline::{self, CallWork, CallsInFlight, Running};
-
-/// Marks a call whose client cannot be asked anything while it runs: its answer
-/// stream carries nothing else. (A request the server sent from such a call would go
-/// to the session's standalone stream: the SDK routes by the originating request, which
-/// only its worker knows.)
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NoQuestions;
+use crate::serve::mcp::{
+    CallWork, CallsInFlight, McpServer, NoQuestions, Running, SessionEvents, cancelled_request, poll_call, start_inline,
+};
 
 /// The live HTTP sessions, from their opening to their end, each with its calls
 /// answered directly and, once initialized, its peer.
@@ -77,16 +71,6 @@ impl DirectSessions {
         self.sessions().insert(id.to_owned(), DirectSession { peer: None, calls: Arc::default() });
     }
 
-    /// Session `id` is initialized. The SDK tells this on a task of its own, which may
-    /// run after the session closed: a session no longer open stays forgotten.
-    pub(crate) fn initialized(&self, id: &str, peer: Peer<RoleServer>) {
-        if let Some(session) = self.sessions().get_mut(id)
-            && session.peer.is_none()
-        {
-            session.peer = Some(peer);
-        }
-    }
-
     /// Session `id` is closed: its calls stop, without an answer, those answered here
     /// and those the SDK runs ([`DirectSessions::closing`]).
     pub(crate) fn closed(&self, id: &str) {
@@ -95,23 +79,9 @@ impl DirectSessions {
         }
     }
 
-    /// Cancelled when session `id` closes (at once when it is not open): a call the SDK
-    /// runs stops on it. The SDK would stop its own calls only after giving them 5 s to
-    /// end, which a session's `DELETE` does not ask for.
-    pub(crate) fn closing(&self, id: &str) -> CancellationToken {
-        match self.sessions().get(id) {
-            Some(session) => session.calls.closing(),
-            None => {
-                let closed = CancellationToken::new();
-                closed.cancel();
-                closed
-            }
-        }
-    }
-
     /// Stops the call `message` cancels (`notifications/cancelled`), if it runs here.
     pub(crate) fn cancel(&self, id: &str, message: &ClientJsonRpcMessage) {
-        let Some(request_id) = inline::cancelled_request(message) else { return };
+        let Some(request_id) = cancelled_request(message) else { return };
         let calls = self.sessions().get(id).map(|session| session.calls.clone());
         if let Some(calls) = calls {
             calls.cancel(request_id);
@@ -126,20 +96,48 @@ impl DirectSessions {
     }
 }
 
+impl SessionEvents for DirectSessions {
+    /// Session `id` is initialized. The SDK tells this on a task of its own, which may
+    /// run after the session closed: a session no longer open stays forgotten.
+    fn initialized(&self, id: &str, peer: Peer<RoleServer>) {
+        if let Some(session) = self.sessions().get_mut(id)
+            && session.peer.is_none()
+        {
+            session.peer = Some(peer);
+        }
+    }
+
+    /// Cancelled when session `id` closes (at once when it is not open): a call the SDK
+    /// runs stops on it. The SDK would stop its own calls only after giving them 5 s to
+    /// end, which a session's `DELETE` does not ask for.
+    fn closing(&self, id: &str) -> CancellationToken {
+        match self.sessions().get(id) {
+            Some(session) => session.calls.closing(),
+            None => {
+                let closed = CancellationToken::new();
+                closed.cancel();
+                closed
+            }
+        }
+    }
+}
+
 /// Answers the `tools/call`s of HTTP sessions that may skip the SDK's session worker.
 pub(crate) struct DirectCalls {
     handler: Arc<McpServer>,
+    sessions: Arc<DirectSessions>,
 }
 
 impl DirectCalls {
     /// Calls run by `handler` (a handler of the server's shared state: a call uses
-    /// nothing of its session's own handler).
-    pub(crate) fn new(handler: McpServer) -> DirectCalls {
-        DirectCalls { handler: Arc::new(handler) }
+    /// nothing of its session's own handler) for the `sessions` that `handler`'s shared
+    /// state tells of their lifecycle.
+    pub(crate) fn new(handler: McpServer, sessions: Arc<DirectSessions>) -> DirectCalls {
+        DirectCalls { handler: Arc::new(handler), sessions }
     }
 
     pub(crate) fn sessions(&self) -> &DirectSessions {
-        self.handler.direct_sessions()
+        &self.sessions
     }
 
     /// Who answers `message`, a request of session `id`: here when it is a call that
@@ -154,7 +152,7 @@ impl DirectCalls {
             return Route::Sdk(Box::new(JsonRpcMessage::Request(request)));
         };
         request.request.extensions_mut().insert(NoQuestions);
-        let (running, work) = inline::start(&calls, self.handler.clone(), peer, request.id, request.request);
+        let (running, work) = start_inline(&calls, self.handler.clone(), peer, request.id, request.request);
         Route::Here(DirectAnswer { call: Mutex::new(Some((running, work))) })
     }
 }
@@ -182,7 +180,7 @@ impl Stream for DirectAnswer {
     fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
         let call = self.get_mut().call.get_mut().unwrap_or_else(PoisonError::into_inner);
         let Some((_running, work)) = call else { return Poll::Ready(None) };
-        let Poll::Ready(answer) = inline::poll_call(work, context) else { return Poll::Pending };
+        let Poll::Ready(answer) = poll_call(work, context) else { return Poll::Pending };
         *call = None;
         Poll::Ready(answer.flatten().map(ServerSseMessage::from_message))
     }

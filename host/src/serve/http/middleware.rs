@@ -17,11 +17,9 @@ use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::http::auth::{Authenticated, SessionOwners, Tokens};
+use crate::serve::http::auth::{SessionOwners, Tokens};
 use crate::serve::http::sessions::{self, BoundedSessions};
-
-/// The MCP session header.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+use crate::serve::mcp::{Authenticated, Disconnect, SESSION_HEADER};
 
 /// JSON-RPC's code for errors of the server's own (the range -32000 to -32099 is the
 /// implementation's): here, a limit reached.
@@ -268,11 +266,6 @@ pub(crate) async fn no_content_on_delete(request: Request, next: Next) -> Respon
     }
     response
 }
-
-/// Cancelled when the client stops reading the answer to its request before it ended:
-/// the MCP handler finds it in the request and stops the call.
-#[derive(Debug, Clone)]
-pub struct Disconnect(pub CancellationToken);
 
 /// Gives every POST a [`Disconnect`] token, cancelled when its response body is dropped
 /// before it ended (the client closed the connection or the stream).

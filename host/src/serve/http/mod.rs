@@ -4,12 +4,18 @@
 //! rebinding, health and readiness, and shutdown; served on connections bounded
 //! against abusive clients ([`crate::serve::http::connections`], [`HttpLimits`]).
 
-pub mod auth;
-pub(crate) mod connections;
-pub(crate) mod direct;
-pub mod limits;
-pub(crate) mod middleware;
-pub(crate) mod sessions;
+mod auth;
+mod connections;
+mod direct;
+mod limits;
+mod middleware;
+mod sessions;
+
+pub(crate) use auth::parse_digest;
+pub use auth::{Tokens, digest, new_token};
+pub use connections::raise_open_file_limit;
+pub use limits::HttpLimits;
+pub(crate) use limits::bounds;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -21,14 +27,12 @@ use axum::middleware::{from_fn, from_fn_with_state};
 
 use crate::ToolHost;
 use crate::policy::Caller;
-use crate::serve::ApprovalKey;
-use crate::serve::http::auth::{SessionOwners, Tokens};
-use crate::serve::http::connections::{listen, serve_connections};
-use crate::serve::http::direct::DirectCalls;
-use crate::serve::http::limits::HttpLimits;
-use crate::serve::http::middleware::{Authenticator, BodyLimits};
-use crate::serve::http::sessions::BoundedSessions;
-use crate::serve::mcp::{McpServer, Shared};
+use crate::serve::mcp::{ApprovalKey, McpServer, Shared};
+use auth::SessionOwners;
+use connections::{listen, serve_connections};
+use direct::{DirectCalls, DirectSessions};
+use middleware::{Authenticator, BodyLimits};
+use sessions::BoundedSessions;
 
 /// The path the Streamable HTTP endpoint is mounted at.
 pub const HTTP_PATH: &str = "/mcp";
@@ -164,8 +168,9 @@ fn http_router(
         .with_allowed_origins(options.allowed_origins())
         .with_max_request_body_bytes(limits.max_body_size);
     let stop = config.cancellation_token.clone();
-    let shared = Shared::start(host.clone(), caller, approval_key);
-    let sessions = BoundedSessions::new(limits, DirectCalls::new(McpServer::new(shared.clone())));
+    let direct_sessions = Arc::new(DirectSessions::default());
+    let shared = Shared::start(host.clone(), caller, approval_key, Some(direct_sessions.clone()));
+    let sessions = BoundedSessions::new(limits, DirectCalls::new(McpServer::new(shared.clone()), direct_sessions));
     tokio::spawn(sessions.clone().close_idle(stop.child_token()));
     // One handler per session (and per stateless request): each session's handler
     // forwards registry changes to its own client.

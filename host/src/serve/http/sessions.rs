@@ -263,8 +263,9 @@ mod tests {
         let tools = tempfile::tempdir().unwrap();
         let host = crate::ToolHost::builder().root(tools.path()).build().await.unwrap();
         let key = crate::serve::ApprovalKey::random().unwrap();
-        let shared = crate::serve::mcp::Shared::start(host, crate::policy::Caller::local(), key);
-        BoundedSessions::new(limits, DirectCalls::new(crate::serve::mcp::McpServer::new(shared)))
+        let direct = Arc::new(super::super::direct::DirectSessions::default());
+        let shared = crate::serve::mcp::Shared::start(host, crate::policy::Caller::local(), key, Some(direct.clone()));
+        BoundedSessions::new(limits, DirectCalls::new(crate::serve::mcp::McpServer::new(shared), direct))
     }
 
     #[tokio::test]

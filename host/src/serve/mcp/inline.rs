@@ -23,7 +23,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer, Service};
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::mcp::McpServer;
+use super::McpServer;
 
 /// The calls of one session run here and not yet answered, by request id.
 #[derive(Default)]

@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre};
 
+use super::plain::{self, Docs, PlainCall};
 use crate::contract::PluginPre;
 use crate::runtime::{Tier, TierEngine};
 use crate::sandbox::SandboxState;
 use crate::sources::component::Contract;
-use crate::sources::component::plain::{self, PlainCall, docs::Docs};
 use crate::tool::ToolDef;
 
 /// Native code of one compilation of a component, linked and ready to instantiate.

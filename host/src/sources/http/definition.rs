@@ -12,12 +12,11 @@ use toml::Spanned;
 
 use super::template::{Place, UrlTemplate};
 use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{SchemaRole, ToolDefError, ToolProblem};
 use crate::manifest::{RawPolicy, size_key, timeout_key};
 use crate::names;
 use crate::sandbox::HostPattern;
-use crate::tool::{
-    Ceilings, DeclaredOutput, Limits, SchemaRole, ToolDef, ToolDefError, ToolHints, ToolPolicy, ToolProblem,
-};
+use crate::tool::{Ceilings, DeclaredOutput, Limits, ToolDef, ToolHints, ToolPolicy};
 use crate::units::{Problem, Size};
 
 /// How an HTTP tool's file name ends; the rest is the tool's name.
@@ -193,7 +192,7 @@ impl Spans {
             Some(ToolProblem::Description { .. }) => Some(self.description.clone()),
             Some(
                 ToolProblem::SchemaSize { role, .. }
-                | ToolProblem::SchemaDepth { role }
+                | ToolProblem::SchemaDepth { role, .. }
                 | ToolProblem::Schema { role, .. },
             ) => match role {
                 SchemaRole::Input => Some(self.input.clone()),

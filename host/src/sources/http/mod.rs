@@ -179,7 +179,7 @@ properties = { city = { type = "string" }, days = { type = "integer" } }
                 3,
                 "not in `network`",
             ),
-            (GOOD.replace("type = \"object\"", "type = \"objekt\""), 8, "[input_schema]"),
+            (GOOD.replace("type = \"object\"", "type = \"objekt\""), 8, "its input schema"),
             (
                 GOOD.replace("Accept = \"application/json\"", "X-Key = { env = \"TOOLHOST_TEST_SURELY_UNSET\" }"),
                 7,

@@ -8,7 +8,7 @@ use http::{HeaderValue, Request};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
-use crate::sandbox::outbound::{DeniedRequest, Resolve, checked_address, send_pinned};
+use crate::sandbox::{DeniedRequest, Resolve, checked_address, send_pinned};
 use crate::sources::http::definition::RequestSpec;
 use crate::text::{Escaped, bounded};
 

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 
 use super::UpstreamServer;
 use crate::error::CallError;
+use crate::error::ToolDefError;
 use crate::sources::{Produced, Ran};
-use crate::tool::{DeclaredOutput, Limits, ToolDef, ToolDefError, ToolError, ToolHints};
+use crate::tool::{DeclaredOutput, Limits, ToolDef, ToolError, ToolHints};
 
 /// A tool of an upstream MCP server, called through the server's connection.
 pub struct UpstreamTool {

@@ -35,10 +35,10 @@
 //! component's WIT documentation (its `package-docs` custom section) where present, else
 //! from the signature; a manifest's `[tools.NAME] description` overrides either.
 
-pub(crate) mod docs;
+mod docs;
 mod schema;
-pub(crate) mod signature;
-pub(crate) mod value;
+mod signature;
+mod value;
 
 use serde_json::{Value, json};
 use wasmtime::Engine;

@@ -1,0 +1,239 @@
+//! One MCP session's handler: the SDK's `ServerHandler` over the shared state, for stdio and Streamable HTTP alike.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientRequest, ErrorData, GetExtensions, GetMeta, Implementation,
+    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::approval;
+use super::progress::ProgressRelay;
+use super::request::{NoQuestions, disconnect_of, http_session};
+use super::shared::Shared;
+use crate::host::CallOptions;
+use crate::policy::{ApprovalHook, Caller};
+use crate::registry::RegistryChange;
+
+/// How long a `tools/list` during a server's start waits for the components still
+/// loading before it lists what is served.
+const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// One MCP session's handler: cheap, created per session (stdio: once).
+pub(crate) struct McpServer {
+    shared: Arc<Shared>,
+    /// Dropped with the handler, which ends this session's change forwarder.
+    forwarder: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl McpServer {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        McpServer { shared, forwarder: Mutex::new(None) }
+    }
+
+    /// Whether `request` (a `tools/call`) is known to ask its client nothing while it
+    /// runs: it wants no progress, and the tool resolves for its caller now and needs
+    /// no approval of the client's.
+    pub(crate) fn answers_without_asking(&self, request: &ClientRequest) -> bool {
+        let ClientRequest::CallToolRequest(call) = request else { return false };
+        if request.get_meta().get_progress_token().is_some() {
+            return false;
+        }
+        let caller = self.shared.caller_of(request.extensions());
+        self.shared.host.runs_without_call_approver(&caller, &call.params.name)
+    }
+
+    /// Who approves this call if it needs approval: the person behind the client, asked
+    /// during the call; on 2026-07-28, which forbids asking during a call, the answer the
+    /// retried call carries, or else `Err`: the question to answer first.
+    fn approver(
+        &self,
+        caller: &Caller,
+        request: &CallToolRequestParams,
+        input: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ApprovalHook, Box<InputRequiredResult>> {
+        if context.extensions.get::<NoQuestions>().is_some() {
+            return Ok(approval::unable(approval::NO_QUESTIONS));
+        }
+        // A form is asked: a client that declared only URL elicitation cannot show one
+        // (an empty declaration means forms, as before modes existed).
+        let can_ask = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if !can_ask {
+            return Ok(approval::unable(approval::NO_ELICITATION));
+        }
+        if !stateless {
+            return Ok(approval::ask_during_call(context.peer.clone()));
+        }
+        let Some(question) = self.shared.host.pending_approval(caller, &request.name, input) else {
+            return Ok(approval::unable("the approval needed was not asked for"));
+        };
+        let key = &self.shared.approval_key;
+        let now = std::time::SystemTime::now();
+        match request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
+            None => Err(Box::new(approval::input_required(&question, approval::seal(key, &question, now)))),
+            Some(answer) => match approval::check_seal(key, &question, request.request_state.as_deref(), now) {
+                Ok(()) => Ok(approval::answered(answer)),
+                Err(why) => Ok(approval::unable(why)),
+            },
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")).with_title("toolhost"))
+            .with_instructions(
+                "Tools run as sandboxed WebAssembly components. A tool's input and output are \
+                 validated against its schemas; a failed call returns isError with the kind of \
+                 failure (input_invalid, failed, trap, timeout, out_of_fuel, …).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions);
+        // Most clients list once, right after initialize: while the server starts, give
+        // its components a moment to load, then list what is served (`list_changed`
+        // tells of the rest).
+        let _ = tokio::time::timeout(FIRST_LIST_GRACE, self.shared.host.loaded()).await;
+        Ok(ListToolsResult::with_all_items(self.shared.tools(&caller).as_ref().clone()))
+    }
+
+    // `get_tool` keeps the SDK's default (none): it is asked without a request, so
+    // without knowing whose tools it may name.
+
+    /// A call runs until it ends, the client cancels it (`notifications/cancelled`), or
+    /// the client stops reading its answer; then the call's future is dropped, which
+    /// stops the guest at its next epoch tick and records the call as cancelled.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions);
+        let input = Value::Object(request.arguments.clone().unwrap_or_default());
+        let approver = match self.approver(&caller, &request, &input, &context) {
+            Ok(approver) => approver,
+            Err(ask_first) => return Ok(CallToolResponse::InputRequired(*ask_first)),
+        };
+        let relay = context.meta.get_progress_token().map(|token| ProgressRelay::start(context.peer.clone(), token));
+        let options = CallOptions {
+            call_id: Some(context.id.to_string()),
+            approver: Some(approver),
+            progress: relay.as_ref().map(ProgressRelay::hook),
+        };
+        let disconnect = disconnect_of(&context.extensions);
+        // A direct call's own token already stops with its session (`inline::start`); a
+        // call the SDK runs stops on the session's.
+        let session_closed = match (http_session(&context.extensions), &self.shared.sessions) {
+            (Some(session), Some(sessions)) if context.extensions.get::<NoQuestions>().is_none() => {
+                sessions.closing(session)
+            }
+            _ => CancellationToken::new(),
+        };
+        let result = tokio::select! {
+            result = self.shared.call(&caller, &request.name, input, &options) => result.map(CallToolResponse::from),
+            // No answer reaches the client: it asked for none, is gone, or ended the session.
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
+            () = disconnect.cancelled() => return Err(ErrorData::internal_error("the client went away", None)),
+            () = session_closed.cancelled() => return Err(ErrorData::internal_error("the session closed", None)),
+        };
+        if let Some(relay) = relay {
+            relay.finish().await;
+        }
+        result
+    }
+
+    /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change
+    /// that touches tools reaches this client as `notifications/tools/list_changed`.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let (Some(session), Some(sessions)) = (http_session(&context.extensions), &self.shared.sessions) {
+            sessions.initialized(session, context.peer.clone());
+        }
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let mut slot = self.forwarder.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_some() {
+            return;
+        }
+        *slot = Some(stop);
+        drop(slot);
+        let peer = context.peer;
+        let changes = self.shared.host.subscribe();
+        tokio::spawn(async move {
+            forward_changes(changes, stopped, |_| {
+                let peer = peer.clone();
+                async move { peer.notify_tool_list_changed().await.is_ok() }
+            })
+            .await;
+        });
+    }
+
+    /// Stateless lifecycle (2026-07-28): list changes go to `subscriptions/listen`.
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let changes = self.shared.host.subscribe();
+        let sink = context.sink().clone();
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = forward_changes(changes, std::future::pending::<()>(), |_| {
+                let sink = sink.clone();
+                async move { sink.notify_tool_list_changed().await.is_ok() }
+            }) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Sends a notification for every change that touches tools (and after missed changes)
+/// until `stop` completes, the registry goes away, or a send fails (client gone).
+async fn forward_changes<Stop, Notify, Sent>(
+    mut changes: tokio::sync::broadcast::Receiver<RegistryChange>,
+    stop: Stop,
+    send: Notify,
+) where
+    Stop: Future,
+    Notify: Fn(&RegistryChange) -> Sent,
+    Sent: Future<Output = bool>,
+{
+    tokio::pin!(stop);
+    loop {
+        let change = tokio::select! {
+            _ = &mut stop => return,
+            change = changes.recv() => change,
+        };
+        let change = match change {
+            Ok(change) if change.tools_changed() => change,
+            Ok(_) => continue,
+            // Changes were missed: the list may have changed.
+            Err(RecvError::Lagged(_)) => RegistryChange::default(),
+            Err(RecvError::Closed) => return,
+        };
+        if !send(&change).await {
+            return;
+        }
+        tracing::debug!(added = ?change.added, removed = ?change.removed, changed = ?change.changed, "sent tools/list_changed");
+    }
+}

@@ -1,0 +1,191 @@
+//! What every MCP session of a server shares: the host, the default caller, each caller's tool list, and the approval key.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rmcp::model::{CallToolResult, ContentBlock, ErrorData, Tool};
+use serde_json::{Value, json};
+
+use super::approval::ApprovalKey;
+use super::request::{SessionEvents, caller_of};
+use crate::definitions::{self, ExportFormat};
+use crate::error::CallError;
+use crate::host::{CallOptions, ListingVersion, ToolHost, sweep_idle};
+use crate::names;
+use crate::policy::Caller;
+use crate::tool::{OutputForm, ToolDescription};
+
+/// What every session shares: the host, who calls when no credentials say otherwise,
+/// and each caller's tool list of the last snapshot and policy it was built for.
+pub(crate) struct Shared {
+    pub(super) host: ToolHost,
+    caller: Caller,
+    tools: Mutex<HashMap<Caller, ToolList>>,
+    /// Seals the approval questions of 2026-07-28 calls ([`approval::seal`]).
+    pub(super) approval_key: ApprovalKey,
+    /// The transport's sessions, told when one is initialized and asked when it ends.
+    pub(super) sessions: Option<Arc<dyn SessionEvents>>,
+}
+
+/// The MCP tool definitions a caller saw at one [`ToolHost::listing_version`].
+struct ToolList {
+    version: ListingVersion,
+    tools: Arc<Vec<Tool>>,
+    /// When a listing last used it.
+    used: Instant,
+}
+
+/// Callers whose lists are kept; past this the cache starts over (sessions end without
+/// telling the handler).
+const LISTS_KEPT: usize = 1024;
+
+impl Shared {
+    /// The shared state of a server, whose unused tool lists leave memory for as long
+    /// as it lives.
+    pub(crate) fn start(
+        host: ToolHost,
+        caller: Caller,
+        approval_key: ApprovalKey,
+        sessions: Option<Arc<dyn SessionEvents>>,
+    ) -> Arc<Self> {
+        let idle = host.idle_after();
+        let shared = Arc::new(Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key, sessions });
+        sweep_idle(Arc::downgrade(&shared), idle, "tool lists no listing used", move |shared| {
+            let mut lists = shared.lists();
+            let kept = lists.len();
+            lists.retain(|_, list| list.used.elapsed() < idle);
+            kept - lists.len()
+        });
+        shared
+    }
+
+    /// Who makes a request (see [`caller_of`]).
+    pub(super) fn caller_of(&self, extensions: &rmcp::model::Extensions) -> Caller {
+        caller_of(extensions, &self.caller)
+    }
+
+    /// The tools `caller` may call, rebuilt only when the snapshot or the policy
+    /// changed.
+    pub(super) fn tools(&self, caller: &Caller) -> Arc<Vec<Tool>> {
+        loop {
+            let version = self.host.listing_version();
+            if let Some(cached) = self.lists().get_mut(caller)
+                && cached.version == version
+            {
+                cached.used = Instant::now();
+                return cached.tools.clone();
+            }
+            let tools: Vec<Tool> = self.host.list(caller).iter().filter_map(mcp_tool).collect();
+            // A reload or a new policy while listing: the list may be of the newer
+            // state; build again rather than cache it under the wrong version.
+            if self.host.listing_version() != version {
+                continue;
+            }
+            let tools = Arc::new(tools);
+            let mut lists = self.lists();
+            if lists.len() >= LISTS_KEPT {
+                lists.clear();
+            }
+            lists.insert(caller.clone(), ToolList { version, tools: tools.clone(), used: Instant::now() });
+            return tools;
+        }
+    }
+
+    fn lists(&self) -> std::sync::MutexGuard<'_, HashMap<Caller, ToolList>> {
+        self.tools.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) async fn call(
+        &self,
+        caller: &Caller,
+        name: &str,
+        input: Value,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, ErrorData> {
+        let report = self.host.call_with(caller, name, input, options).await;
+        match report.outcome {
+            Ok(output) if report.output_form == OutputForm::McpContent => Ok(content_result(output)),
+            Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
+            Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
+            Err(CallError::NotFound { name, suggestions }) => {
+                tracing::debug!(caller = %caller, tool = %crate::text::Escaped(&name), "call of an unknown tool");
+                Err(unknown_tool(&name, &suggestions))
+            }
+            Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("{}: {error}", error.kind()))])),
+        }
+    }
+}
+
+/// The content blocks of an upstream tool's output (`{"content": [...]}`, checked
+/// against its schema), passed on as the upstream server sent them.
+fn content_result(mut output: Value) -> CallToolResult {
+    match serde_json::from_value::<Vec<ContentBlock>>(output["content"].take()) {
+        Ok(blocks) => CallToolResult::success(blocks),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "output_invalid: the tool's content blocks are not MCP content: {e}"
+        ))]),
+    }
+}
+
+/// A tool as `tools/list` shows it: the MCP definition of [`definitions`], in the SDK's
+/// type.
+fn mcp_tool(description: &ToolDescription) -> Option<Tool> {
+    let definition = definitions::definition(description, ExportFormat::Mcp);
+    serde_json::from_value(definition)
+        .inspect_err(|e| tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}"))
+        .ok()
+}
+
+/// The protocol error for a name that resolves to no tool (MCP: invalid params).
+fn unknown_tool(name: &str, suggestions: &[String]) -> ErrorData {
+    let suggestions: Vec<String> = suggestions.iter().map(|s| names::mcp_name(s)).collect();
+    let mut message = format!("unknown tool `{name}`");
+    if !suggestions.is_empty() {
+        let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+        message.push_str(&format!(" (did you mean {}?)", quoted.join(", ")));
+    }
+    ErrorData::invalid_params(message, Some(json!({ "name": name, "suggestions": suggestions })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_tool_list_no_listing_used_for_the_idle_time_leaves_memory() {
+        let tools = tempfile::tempdir().unwrap();
+        // Long beside the 20 ms between listings: a test thread stalled for longer than
+        // the idle time on a loaded machine would see the planner's list dropped too.
+        let idle = Duration::from_secs(1);
+        let host = ToolHost::builder()
+            .root(tools.path())
+            .engine_settings(crate::EngineSettings { drop_idle_code_after: idle, ..crate::EngineSettings::default() })
+            .build()
+            .await
+            .unwrap();
+        let shared = Shared::start(host, Caller::local(), ApprovalKey::random().unwrap(), None);
+        let planner = Caller::new("planner");
+        shared.tools(&Caller::local());
+        shared.tools(&planner);
+        assert_eq!(shared.lists().len(), 2);
+        // Listed again and again, the planner's list stays; the other one leaves.
+        let started = Instant::now();
+        while shared.lists().len() == 2 {
+            assert!(started.elapsed() < Duration::from_secs(10), "an unused list was never dropped");
+            shared.tools(&planner);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let lists = shared.lists().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(lists, vec![planner.clone()]);
+        assert!(started.elapsed() >= idle / 2, "dropped after {:?}, before it was idle", started.elapsed());
+    }
+
+    #[test]
+    fn unknown_tools_name_their_close_matches_in_mcp_form() {
+        let error = unknown_tool("math.ad", &["math/add".into()]);
+        assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert_eq!(error.message, "unknown tool `math.ad` (did you mean `math.add`?)");
+    }
+}
