@@ -239,11 +239,12 @@ fn limits_and_policy_have_their_own_exit_codes() {
     let allowed = as_planner("math/add", r#"{"numbers":[1]}"#);
     assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
     // A tool the agent may not see is not found, as for the agent; the operator at the
-    // terminal is told why on a second line.
+    // terminal is told why, on the error's one line.
     let denied = as_planner("hostile/fail", r#"{"message":"x"}"#);
     assert_eq!(denied.status.code(), Some(3), "{}", String::from_utf8_lossy(&denied.stderr));
     let stderr = String::from_utf8_lossy(&denied.stderr);
-    assert!(stderr.lines().any(|line| line.starts_with("error[not_found]")), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error[not_found]"), "{stderr}");
     assert!(stderr.contains("hidden from planner: not in the allow list"), "{stderr}");
 }
 

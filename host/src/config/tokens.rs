@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::secret::{SecretSource, secret};
 use crate::serve::{Tokens, parse_digest};
 use crate::units::Problem;
 
@@ -58,46 +59,33 @@ pub(super) fn tokens(base: &Path, raw: Vec<Spanned<RawToken>>) -> Result<Tokens,
     Ok(tokens)
 }
 
-/// Longest secret file read (a token, a key): a secret is a line of text; a path to
-/// something endless (`/dev/zero`, a pipe that never closes its end is the operator's)
-/// must not be read for ever.
-const MAX_SECRET_FILE: u64 = 4096;
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
 
-/// Where the operator keeps a secret out of the configuration file.
-pub(super) enum SecretSource<'a> {
-    /// An environment variable of the host, by name.
-    Env(&'a str),
-    /// A file, relative to the configuration.
-    File(&'a Path),
-}
+    use crate::config::HostConfig;
 
-/// The secret `what` (token, approval key, storage URL): the variable's value or the
-/// file's text, without surrounding whitespace, never empty. Errors name the variable
-/// or the file, never the value.
-pub(super) fn secret(base: &Path, source: SecretSource<'_>, what: &str) -> Result<String, String> {
-    let (value, empty) = match source {
-        SecretSource::Env(variable) => (
-            std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?,
-            format!("`{variable}` is empty"),
-        ),
-        SecretSource::File(file) => {
-            let path = base.join(file);
-            (read_secret_file(&path, what)?, format!("the {what} file {} is empty", path.display()))
-        }
-    };
-    let value = value.trim();
-    if value.is_empty() { Err(empty) } else { Ok(value.to_owned()) }
-}
+    #[test]
+    fn tokens_come_as_digests_files_or_variables_and_never_show_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ci.token"), "  from-a-file\n").unwrap();
+        let digest: String = crate::serve::digest("by-digest").iter().map(|b| format!("{b:02x}")).collect();
+        let text = format!(
+            "[[token]]\nagent = \"planner\"\nsha256 = \"{digest}\"\n[[token]]\nagent = \"ci\"\nfile = \"ci.token\"\n"
+        );
+        let config = HostConfig::parse(&dir.path().join("toolhost.toml"), &text).unwrap();
+        assert_eq!(config.tokens.agent_for("by-digest"), Some("planner"));
+        assert_eq!(config.tokens.agent_for("from-a-file"), Some("ci"));
+        assert_eq!(config.tokens.agent_for(&digest), None, "the digest is no token");
 
-/// The text of the file holding a `what`; errors name the file, never its content.
-fn read_secret_file(path: &Path, what: &str) -> Result<String, String> {
-    use std::io::Read;
-    let cannot = |e: std::io::Error| format!("cannot read the {what} file {}: {e}", path.display());
-    let mut text = String::new();
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    file.take(MAX_SECRET_FILE + 1).read_to_string(&mut text).map_err(cannot)?;
-    if text.len() as u64 > MAX_SECRET_FILE {
-        return Err(format!("the {what} file {} is longer than {MAX_SECRET_FILE} bytes", path.display()));
+        let both = "[[token]]\nagent = \"a\"\nsha256 = \"00\"\nenv = \"X\"\n";
+        let error = HostConfig::parse(Path::new("t.toml"), both).unwrap_err();
+        assert!(error.problem.contains("exactly one of"), "{error}");
+        let unset = "[[token]]\nagent = \"a\"\nenv = \"TOOLHOST_TEST_SURELY_UNSET\"\n";
+        let error = HostConfig::parse(Path::new("t.toml"), unset).unwrap_err();
+        assert!(error.problem.contains("is not set"), "{error}");
+        let short = "[[token]]\nagent = \"a\"\nsha256 = \"secret-looking\"\n";
+        let error = HostConfig::parse(Path::new("t.toml"), short).unwrap_err();
+        assert!(error.problem.contains("64 hex digits") && !error.problem.contains("secret-looking"), "{error}");
     }
-    Ok(text)
 }

@@ -15,7 +15,7 @@ use super::idle;
 use super::metrics::Metrics;
 use crate::error::BuildError;
 use crate::policy::{ApprovalHook, Policy};
-use crate::registry::{Layer, LoadProgress, Loaders, NativeSlot, ProgressFn, Scan, finish_loading};
+use crate::registry::{Layer, LoadProgress, Loaders, NativeSlot, ProgressFn, Scan, Snapshot, finish_loading};
 use crate::runtime::{CacheSetting, EngineSettings, Runtime};
 use crate::sandbox::{Resolve, SystemResolver};
 use crate::sources::{Components, DEFAULT_UPSTREAM_LAYER, NativeTool, UpstreamServer};
@@ -235,19 +235,10 @@ impl ToolHostBuilder {
             let above_stdlib = self.layers.iter().position(|layer| layer.stdlib).unwrap_or(self.layers.len());
             self.layers.insert(above_stdlib, Layer::native(DEFAULT_UPSTREAM_LAYER));
         }
-        let runtime = Runtime::start(&self.engine, self.cache, self.precompiled.as_deref())?;
-        let ceilings = runtime.ceilings();
-        let components = Components::new(runtime, self.defaults, self.signing_keys, self.resolver.clone());
-        let loaders = Arc::new(Loaders {
-            components: Arc::new(components),
-            defaults: self.defaults,
-            ceilings,
-            namespaces: self.namespaces,
-            pins: ArcSwap::from_pointee(self.pins),
-        });
+        let loaders = self.loaders()?;
         let audit = Audit::new(self.audit_jsonl.as_deref())
             .map_err(|source| BuildError::AuditLog { path: self.audit_jsonl.clone().unwrap_or_default(), source })?;
-        let natives = native_slots(&self.layers, self.natives, (self.defaults, ceilings))?;
+        let natives = native_slots(&self.layers, std::mem::take(&mut self.natives), (self.defaults, loaders.ceilings))?;
         let (scan, loading) = Scan::start(&loaders, &self.layers, None, natives, self.progress.as_ref());
         let (snapshot, loading, first_load) = if self.serve_while_loading {
             let (first_load, loaded) = FirstLoad::start(&scan);
@@ -262,10 +253,51 @@ impl ToolHostBuilder {
             }
             Arc::new(metrics)
         });
+        let upstreams = std::mem::take(&mut self.upstreams);
+        let serve_while_loading = self.serve_while_loading;
+        let host = self.host(loaders, snapshot, audit, metrics, first_load);
+        if let Some((scan, loading, loaded)) = loading {
+            // Taken before any reload can ask for it: reloads wait for the first load.
+            let serialized = host.reload_lock.clone().lock_owned().await;
+            tokio::spawn(host.clone().finish_first_load(scan, loading, loaded, serialized));
+        }
+        let host = host.with_upstream_supervisors();
+        if !upstreams.is_empty() {
+            host.set_upstreams(upstreams).await.map_err(BuildError::NativeTool)?;
+            if !serve_while_loading {
+                host.upstream_first_attempts(FIRST_CONNECT_WAIT).await;
+            }
+        }
+        Ok(host)
+    }
+
+    /// The engines, the component source and what scans load files with.
+    fn loaders(&mut self) -> Result<Arc<Loaders>, BuildError> {
+        let runtime = Runtime::start(&self.engine, self.cache.clone(), self.precompiled.as_deref())?;
+        let ceilings = runtime.ceilings();
+        let keys = std::mem::replace(&mut self.signing_keys, SigningKeys::none());
+        let components = Components::new(runtime, self.defaults, keys, self.resolver.clone());
+        Ok(Arc::new(Loaders {
+            components: Arc::new(components),
+            defaults: self.defaults,
+            ceilings,
+            namespaces: self.namespaces.take(),
+            pins: ArcSwap::from_pointee(std::mem::take(&mut self.pins)),
+        }))
+    }
+
+    /// The host serving `snapshot` first, its idle code dropped as it idles.
+    fn host(
+        self,
+        loaders: Arc<Loaders>,
+        snapshot: Snapshot,
+        audit: Audit,
+        metrics: Option<Arc<Metrics>>,
+        first_load: FirstLoad,
+    ) -> ToolHost {
         let snapshot = Arc::new(ArcSwap::from_pointee(snapshot));
-        let idle = self.engine.drop_idle_code_after;
-        idle::drop_idle_code(Arc::downgrade(&snapshot), idle);
-        let host = ToolHost {
+        idle::drop_idle_code(Arc::downgrade(&snapshot), self.engine.drop_idle_code_after);
+        ToolHost {
             loaders,
             resolver: self.resolver,
             layers: self.layers.into(),
@@ -284,20 +316,7 @@ impl ToolHostBuilder {
             call_slot_capacity: self.max_concurrent_calls,
             first_load,
             upstreams: None,
-        };
-        if let Some((scan, loading, loaded)) = loading {
-            // Taken before any reload can ask for it: reloads wait for the first load.
-            let serialized = host.reload_lock.clone().lock_owned().await;
-            tokio::spawn(host.clone().finish_first_load(scan, loading, loaded, serialized));
         }
-        let host = host.with_upstream_supervisors();
-        if !self.upstreams.is_empty() {
-            host.set_upstreams(self.upstreams).await.map_err(BuildError::NativeTool)?;
-            if !self.serve_while_loading {
-                host.upstream_first_attempts(FIRST_CONNECT_WAIT).await;
-            }
-        }
-        Ok(host)
     }
 }
 

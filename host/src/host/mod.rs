@@ -130,6 +130,11 @@ impl ToolHost {
         self.loaders.components.runtime.cache.as_ref().map(|cache| cache.dir())
     }
 
+    /// Whether the compile cache holds the optimized code of `component`.
+    pub fn compile_cache_holds(&self, component: &LoadedComponent) -> bool {
+        self.loaders.components.runtime.cache.as_ref().is_some_and(|cache| cache.holds(&component.hash))
+    }
+
     /// Reads and checks one declarative HTTP tool file (`<name>.http.toml`) outside any
     /// registry, for inspection, with this host's default limits.
     pub fn inspect_http_tool(&self, path: &Path) -> Result<HttpTool, LoadError> {

@@ -43,12 +43,12 @@
 //! open_world = true
 //! ```
 
+mod grants;
 mod limits;
 
 pub(crate) use limits::{RawLimits, check_timeout, size_key, timeout_key};
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -57,12 +57,11 @@ use toml::Spanned;
 use crate::error::{LoadError, LoadErrorKind};
 
 use crate::names;
-use crate::sandbox::{FileGrant, Grants, HostPattern};
-use crate::storage::{Quota, StorageGrant, is_bucket_name};
+use crate::sandbox::Grants;
 use crate::tool::{Ceilings, Limits};
 use crate::tool::{Risk, ToolHints, ToolPolicy};
 use crate::trust::Sha256;
-use crate::units::{Problem, parse_size};
+use crate::units::Problem;
 
 /// What a manifest decides for its component.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +115,16 @@ impl Manifest {
     /// Reads and checks the manifest at `path`: its limits over `defaults`, within
     /// `ceilings`. The error names the file, the line and the problem.
     pub fn load(path: &Path, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
-        load(path, defaults, ceilings)
+        let text = std::fs::read_to_string(path).map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
+        Manifest::parse(path, &text, defaults, ceilings)
+    }
+
+    /// Checks manifest text; `path` names the file in errors and anchors relative paths.
+    pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
+        check(path, text, defaults, ceilings).map_err(|problem| {
+            let kind = LoadErrorKind::Manifest { line: problem.line(text), problem: problem.message };
+            LoadError::new(path, kind)
+        })
     }
 }
 
@@ -127,7 +135,7 @@ struct RawManifest {
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
-    grants: RawGrants,
+    grants: grants::RawGrants,
     #[serde(default)]
     policy: RawPolicy,
     #[serde(default)]
@@ -145,58 +153,6 @@ struct RawTool {
     policy: RawPolicy,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawGrants {
-    #[serde(default)]
-    files: Vec<Spanned<RawFileGrant>>,
-    #[serde(default)]
-    network: Vec<Spanned<String>>,
-    #[serde(default)]
-    env: Vec<Spanned<String>>,
-    #[serde(default)]
-    config: BTreeMap<String, Spanned<ConfigValue>>,
-    storage: Option<Spanned<RawStorage>>,
-}
-
-/// `[grants] storage`: a list of private buckets, or the whole table.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawStorage {
-    Buckets(Vec<String>),
-    Table(RawStorageTable),
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawStorageTable {
-    #[serde(default)]
-    buckets: Vec<String>,
-    #[serde(default)]
-    shared: Vec<String>,
-    max_bytes: Option<String>,
-    max_keys: Option<u64>,
-    max_value: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFileGrant {
-    host: String,
-    guest: String,
-    mode: String,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ConfigValue {
-    String(String),
-    Integer(i64),
-    Float(f64),
-    Bool(bool),
-}
-
-/// `[policy]` and `[tools.NAME.policy]`: absent keys keep what is above them.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPolicy {
@@ -223,31 +179,11 @@ impl RawPolicy {
     }
 }
 
-/// Reads and checks the manifest at `path`.
-pub fn load(path: &Path, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-    parse(path, &text, defaults, ceilings)
-}
-
-/// Checks manifest text; `path` names the file in errors and anchors relative paths.
-pub fn parse(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, LoadError> {
-    check(path, text, defaults, ceilings).map_err(|problem| {
-        let kind = LoadErrorKind::Manifest { line: problem.line(text), problem: problem.message };
-        LoadError::new(path, kind)
-    })
-}
-
 fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<Manifest, Problem> {
     let raw: RawManifest = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
     let limits = raw.limits.resolve(defaults, ceilings)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let grants = Grants {
-        files: file_grants(base, raw.grants.files)?,
-        network: network_grants(raw.grants.network)?.into(),
-        env: env_grants(path, raw.grants.env)?,
-        config: config_grants(raw.grants.config),
-        storage: storage_grant(path, raw.grants.storage)?,
-    };
+    let grants = grants::grants(path, base, raw.grants)?;
     let policy = raw.policy.over(ToolPolicy::default());
     let mut tools = BTreeMap::new();
     for (name, tool) in raw.tools {
@@ -270,128 +206,6 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
     Ok(Manifest { limits, grants, policy, tools, sha256 })
 }
 
-fn file_grants(base: &Path, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {
-    let mut grants: Vec<(FileGrant, Range<usize>)> = Vec::with_capacity(raw.len());
-    for grant in raw {
-        let span = grant.span();
-        let grant = file_grant(base, grant.into_inner()).map_err(|message| Problem::at(span.clone(), message))?;
-        // The same directory however written (`/data`, `/data/`, `//data`).
-        let same_directory = |(existing, _): &&(FileGrant, Range<usize>)| {
-            Path::new(&existing.guest).components().eq(Path::new(&grant.guest).components())
-        };
-        if let Some((_, first)) = grants.iter().find(same_directory) {
-            let message = format!("guest path `{}` is granted twice", grant.guest);
-            return Err(Problem::at(first.clone(), message));
-        }
-        grants.push((grant, span));
-    }
-    Ok(grants.into_iter().map(|(grant, _)| grant).collect())
-}
-
-fn network_grants(raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, Problem> {
-    raw.into_iter()
-        .map(|pattern| HostPattern::parse(pattern.get_ref()).map_err(|message| Problem::at(pattern.span(), message)))
-        .collect()
-}
-
-/// The granted variables' values, read from the host's environment now. One that is not
-/// set is simply absent for the guest.
-fn env_grants(path: &Path, raw: Vec<Spanned<String>>) -> Result<Vec<(String, String)>, Problem> {
-    let mut env = Vec::new();
-    for name in raw {
-        let span = name.span();
-        let name = name.into_inner();
-        if !is_env_name(&name) {
-            return Err(Problem::at(span, format!("`{name}` is not an environment variable name")));
-        }
-        match std::env::var(&name) {
-            Ok(value) => env.push((name, value)),
-            Err(_) => tracing::info!(
-                manifest = %path.display(),
-                variable = %name,
-                "granted environment variable is not set on the host"
-            ),
-        }
-    }
-    Ok(env)
-}
-
-fn config_grants(raw: BTreeMap<String, Spanned<ConfigValue>>) -> BTreeMap<String, String> {
-    raw.into_iter()
-        .map(|(key, value)| {
-            let value = match value.into_inner() {
-                ConfigValue::String(s) => s,
-                ConfigValue::Integer(i) => i.to_string(),
-                ConfigValue::Float(f) => f.to_string(),
-                ConfigValue::Bool(b) => b.to_string(),
-            };
-            (key, value)
-        })
-        .collect()
-}
-
-/// The storage grant; the component's identity (`namespace/file`) comes from where its
-/// manifest lies, so that every version of the file keeps the same data.
-fn storage_grant(path: &Path, raw: Option<Spanned<RawStorage>>) -> Result<StorageGrant, Problem> {
-    let Some(raw) = raw else { return Ok(StorageGrant::default()) };
-    let span = raw.span();
-    let at = |message: String| Problem::at(span.clone(), message);
-    let table = match raw.into_inner() {
-        RawStorage::Buckets(buckets) => RawStorageTable { buckets, ..RawStorageTable::default() },
-        RawStorage::Table(table) => table,
-    };
-    let namespace = path.parent().and_then(Path::file_name).and_then(|n| n.to_str());
-    let file = path.file_stem().and_then(|n| n.to_str());
-    let (Some(namespace), Some(file)) = (namespace, file) else {
-        return Err(at(format!("storage needs the manifest in a namespace directory, not at {}", path.display())));
-    };
-    for name in table.buckets.iter().chain(&table.shared) {
-        if !is_bucket_name(name) {
-            return Err(at(format!("`{name}` is not a bucket name: [a-z0-9] then up to 63 of [a-z0-9_.-]")));
-        }
-    }
-    if let Some(twice) = table.buckets.iter().find(|name| table.shared.contains(name)) {
-        return Err(at(format!("bucket `{twice}` is granted both as private and as shared")));
-    }
-    let mut quota = Quota::default();
-    if let Some(size) = &table.max_bytes {
-        quota.max_bytes = parse_size(size).map_err(|e| at(format!("`max_bytes`: {e}")))?;
-    }
-    if let Some(keys) = table.max_keys {
-        quota.max_keys = keys;
-    }
-    if let Some(size) = &table.max_value {
-        quota.max_value = parse_size(size).map_err(|e| at(format!("`max_value`: {e}")))?;
-    }
-    Ok(StorageGrant { owner: format!("{namespace}/{file}"), buckets: table.buckets, shared: table.shared, quota })
-}
-
-fn file_grant(base: &Path, raw: RawFileGrant) -> Result<FileGrant, String> {
-    let writable = match raw.mode.as_str() {
-        "ro" => false,
-        "rw" => true,
-        other => return Err(format!("file grant mode `{other}` is neither \"ro\" nor \"rw\"")),
-    };
-    // Segments as written: `Path::components` drops a `.` inside a path.
-    if !Path::new(&raw.guest).is_absolute() || raw.guest.split('/').any(|segment| matches!(segment, "." | "..")) {
-        return Err(format!("guest path `{}` must be absolute, without `.` or `..`", raw.guest));
-    }
-    let host = base.join(&raw.host);
-    let host = host
-        .canonicalize()
-        .map_err(|e| format!("granted directory `{}` ({}) cannot be used: {e}", raw.host, host.display()))?;
-    if !host.is_dir() {
-        return Err(format!("granted path `{}` ({}) is not a directory", raw.host, host.display()));
-    }
-    Ok(FileGrant { host, guest: raw.guest, writable })
-}
-
-fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,7 +215,7 @@ mod tests {
     const CEILINGS: Ceilings = Ceilings { memory: 1 << 30, timeout: Duration::from_secs(600) };
 
     fn parse_text(text: &str) -> Result<Manifest, LoadError> {
-        parse(Path::new("/tools/ns/tool.toml"), text, Limits::default(), CEILINGS)
+        Manifest::parse(Path::new("/tools/ns/tool.toml"), text, Limits::default(), CEILINGS)
     }
 
     fn problem(text: &str) -> (usize, String) {
@@ -484,38 +298,6 @@ mod tests {
     }
 
     #[test]
-    fn file_grants_resolve_relative_to_the_manifest_and_must_exist() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("data")).unwrap();
-        let manifest_path = dir.path().join("tool.toml");
-        let text = "[grants]\nfiles = [{ host = \"data\", guest = \"/data\", mode = \"rw\" }]\n";
-        let manifest = parse(&manifest_path, text, Limits::default(), CEILINGS).unwrap();
-        assert_eq!(
-            manifest.grants.files,
-            vec![FileGrant {
-                host: dir.path().join("data").canonicalize().unwrap(),
-                guest: "/data".into(),
-                writable: true
-            }]
-        );
-
-        let missing = "[grants]\n\nfiles = [{ host = \"nope\", guest = \"/data\", mode = \"ro\" }]\n";
-        let error = parse(&manifest_path, missing, Limits::default(), CEILINGS).unwrap_err();
-        assert!(
-            matches!(&error.kind, LoadErrorKind::Manifest { line: 3, problem, .. } if problem.contains("granted directory `nope`")),
-            "{error}"
-        );
-
-        let relative_guest = "[grants]\nfiles = [{ host = \"data\", guest = \"data\", mode = \"ro\" }]\n";
-        let error = parse(&manifest_path, relative_guest, Limits::default(), CEILINGS).unwrap_err();
-        assert!(error.to_string().contains("must be absolute"), "{error}");
-
-        let bad_mode = "[grants]\nfiles = [{ host = \"data\", guest = \"/data\", mode = \"rwx\" }]\n";
-        let error = parse(&manifest_path, bad_mode, Limits::default(), CEILINGS).unwrap_err();
-        assert!(error.to_string().contains("neither \"ro\" nor \"rw\""), "{error}");
-    }
-
-    #[test]
     fn a_tool_overrides_the_component_limits_and_policy_key_by_key() {
         let manifest = parse_text(
             "[limits]\ntimeout = \"2s\"\nfuel = 10\n[policy]\nrisk = \"low\"\nread_only = true\nopen_world = false\n\
@@ -547,13 +329,5 @@ mod tests {
         assert!(message.contains("unknown variant `severe`"), "{message}");
         let (_, message) = problem("[tools.wipe.limits]\nmemory = \"2 GiB\"\n");
         assert!(message.contains("over the host's ceiling"), "{message}");
-    }
-
-    #[test]
-    fn config_values_become_strings() {
-        let manifest = parse_text("[grants]\nconfig = { units = \"metric\", retries = 3, verbose = true }\n").unwrap();
-        assert_eq!(manifest.grants.config.get("units").map(String::as_str), Some("metric"));
-        assert_eq!(manifest.grants.config.get("retries").map(String::as_str), Some("3"));
-        assert_eq!(manifest.grants.config.get("verbose").map(String::as_str), Some("true"));
     }
 }

@@ -10,6 +10,7 @@
 mod change;
 mod discovery;
 mod listing;
+mod loading;
 mod merge;
 mod scan;
 mod snapshot;
@@ -19,8 +20,9 @@ use std::path::PathBuf;
 
 pub use change::RegistryChange;
 pub use listing::Listing;
-pub use scan::LoadProgress;
-pub(crate) use scan::{Loaders, Loading, ProgressFn, Scan, build_snapshot, finish_loading};
+pub use loading::LoadProgress;
+pub(crate) use loading::{Loading, ProgressFn};
+pub(crate) use scan::{Loaders, Scan, build_snapshot, finish_loading};
 pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Snapshot, ToolEntry, UpstreamSlot};
 pub(crate) use watch::{FileWatch, log_change, watch_roots};
 pub use watch::{WatchError, WatchHandle};

@@ -3,7 +3,6 @@
 //! parallel, and keep the last good version of a file that no longer loads.
 
 use std::collections::{BTreeSet, HashMap};
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,9 +12,10 @@ use arc_swap::ArcSwap;
 
 use super::Layer;
 use super::discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
+use super::loading::{Loading, ProgressFn, ToLoad};
 use super::snapshot::{ComponentSlot, HttpSlot, NativeSlot, Parts, Snapshot, UpstreamSlot};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::sources::{Components, HttpTool, LoadedComponent, return_freed_memory};
+use crate::sources::{Components, HttpTool, return_freed_memory};
 use crate::text::Escaped;
 use crate::tool::{Ceilings, Limits};
 use crate::trust::Pin;
@@ -40,20 +40,6 @@ impl Loaders {
         self.namespaces.as_ref().is_none_or(|only| only.iter().any(|wanted| wanted == namespace))
     }
 }
-
-/// Progress of a (re)load, for operators watching a slow start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadProgress {
-    /// `total` component files need loading (unchanged ones are not counted).
-    /// `total` component files need loading (unchanged ones are not counted).
-    #[allow(missing_docs)]
-    Started { total: usize },
-    /// One finished (loaded or failed); `from_cache` tells whether it skipped compiling.
-    #[allow(missing_docs)]
-    Loaded { done: usize, total: usize, path: PathBuf, from_cache: bool },
-}
-
-pub(crate) type ProgressFn = Arc<dyn Fn(LoadProgress) + Send + Sync>;
 
 /// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots, the
 /// last good versions of files that now fail, and its native tools; without it (the
@@ -285,15 +271,6 @@ fn unreadable_http_but_served(previous: Option<&Snapshot>, discovery_errors: &[L
     previous.http_tools.iter().filter(|slot| unreadable.iter().any(|dir| slot.path.starts_with(dir))).cloned().collect()
 }
 
-/// A component file that needs loading: its place among the slots, what was found, its
-/// stamps now, and the version that served it so far.
-struct ToLoad {
-    order: usize,
-    found: Discovered,
-    fingerprint: Fingerprint,
-    last_good: Option<Arc<LoadedComponent>>,
-}
-
 /// The slots whose files are unchanged since `previous` (in discovery order, `None`
 /// where a file needs loading), and the files that do.
 fn reuse_unchanged(
@@ -324,100 +301,4 @@ fn reuse_unchanged(
         }
     }
     (slots, to_load)
-}
-
-/// Files loading at once, at most: enough that a few components whose `list-tools` is
-/// slow hold up no other file, few enough that a start never runs out of file
-/// descriptors. Compiling is bounded separately, by the host's compile slots.
-const LOADS_AT_ONCE: usize = 32;
-
-/// Files loading in parallel; dropping it stops them. A component whose `list-tools` is
-/// slow holds no compile slot, and costs its own time limit only.
-pub(crate) struct Loading {
-    tasks: tokio::task::JoinSet<(usize, ComponentSlot)>,
-    done: usize,
-    total: usize,
-    progress: Option<ProgressFn>,
-}
-
-impl Loading {
-    fn start(loaders: &Arc<Loaders>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
-        let total = to_load.len();
-        if let Some(progress) = progress {
-            progress(LoadProgress::Started { total });
-        }
-        let mut tasks = tokio::task::JoinSet::new();
-        let load_slots = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));
-        for ToLoad { order, found, fingerprint, last_good } in to_load {
-            let (loaders, load_slots) = (loaders.clone(), load_slots.clone());
-            tasks.spawn(async move {
-                let _slot = load_slots.acquire_owned().await;
-                let result = load_catching_panics(&loaders.components, &found, last_good.as_deref()).await;
-                (order, slot_from(found, fingerprint, result, last_good))
-            });
-        }
-        Loading { tasks, done: 0, total, progress: progress.cloned() }
-    }
-
-    /// The next file to finish, with its place among the slots; `None` when all have.
-    /// Cancel-safe.
-    pub async fn next(&mut self) -> Option<(usize, ComponentSlot)> {
-        loop {
-            // Only a cancelled task fails to join (the runtime is shutting down).
-            let Ok((order, slot)) = self.tasks.join_next().await? else { continue };
-            self.done += 1;
-            if let Some(progress) = &self.progress {
-                let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
-                let (done, total, path) = (self.done, self.total, slot.path.clone());
-                progress(LoadProgress::Loaded { done, total, path, from_cache });
-            }
-            return Some((order, slot));
-        }
-    }
-}
-
-/// A bug in a loader must cost one file, not the file's last good version nor the
-/// whole reload: a panic becomes that file's load error.
-async fn load_catching_panics(
-    components: &Components,
-    found: &Discovered,
-    previous: Option<&LoadedComponent>,
-) -> Result<Arc<LoadedComponent>, LoadError> {
-    let load = components.load_file(&found.wasm, found.manifest.as_deref(), found.pin.as_ref(), previous);
-    let load = AssertUnwindSafe(load);
-    load.catch_unwind().await.unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(LoadError::new(&found.wasm, LoadErrorKind::Invalid(format!("the loader failed: {message}"))))
-    })
-}
-
-fn slot_from(
-    found: Discovered,
-    fingerprint: Fingerprint,
-    result: Result<Arc<LoadedComponent>, LoadError>,
-    last_good: Option<Arc<LoadedComponent>>,
-) -> ComponentSlot {
-    let (loaded, error) = match result {
-        Ok(component) => (Some(component), None),
-        Err(error) => {
-            match &last_good {
-                Some(_) => tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string())),
-                None => tracing::warn!("{}", Escaped(&error.to_string())),
-            }
-            (last_good, Some(error))
-        }
-    };
-    ComponentSlot {
-        layer: found.layer,
-        namespace: found.namespace,
-        path: found.wasm,
-        manifest: found.manifest,
-        fingerprint,
-        loaded,
-        error,
-    }
 }

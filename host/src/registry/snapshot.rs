@@ -333,11 +333,12 @@ fn offered(parts: &Parts) -> Vec<(Offer<'_>, SourceOf<'_>)> {
     offered
 }
 
-/// Every shadowing and conflict is worth a line in the operator's log.
+/// Every shadowing is worth a line in the operator's log (a layer overriding another
+/// is what layers are for: `info`), and every conflict a warning.
 fn log_shadowing(layers: &[Layer], tools: &BTreeMap<String, ToolEntry>, conflicts: &[Conflict]) {
     for entry in tools.values() {
         for overridden in &entry.overrides {
-            tracing::warn!(
+            tracing::info!(
                 tool = %entry.full_name,
                 layer = %layers[entry.layer].name,
                 origin = %entry.source.origin(),

@@ -105,6 +105,11 @@ impl CompileCache {
         &self.dir
     }
 
+    /// Whether an entry for `content_hash` is written (not whether it is valid).
+    pub fn holds(&self, content_hash: &str) -> bool {
+        self.entry(content_hash).is_file()
+    }
+
     fn entry(&self, content_hash: &str) -> PathBuf {
         self.dir.join(format!("{content_hash}.cwasm"))
     }

@@ -143,6 +143,31 @@ fn engine_config(settings: &EngineSettings, tier: Tier) -> Result<(Config, Pooli
             settings.max_memory
         )));
     }
+    let pool = instance_pool(settings)?;
+    let mut config = Config::new();
+    match tier {
+        // Winch compiles the guest's functions; the trampolines between host and guest
+        // are Cranelift's, and optimizing them took a third of a baseline compile. The
+        // optimized tier replaces them with the rest of the code.
+        Tier::Baseline => config.strategy(Strategy::Winch).cranelift_opt_level(OptLevel::None),
+        // In a tiered host Cranelift compiles in the background, on one thread, so that
+        // calls keep the other cores; alone, it compiles on every core.
+        Tier::Optimized => {
+            config.strategy(Strategy::Cranelift).parallel_compilation(settings.tiering != Tiering::Tiered)
+        }
+    };
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .max_wasm_stack(settings.max_wasm_stack)
+        .async_stack_size(settings.max_wasm_stack + (1 << 20))
+        .memory_init_cow(true);
+    Ok((config, pool))
+}
+
+/// The pool of instances, memories, tables and stacks every call takes one of.
+fn instance_pool(settings: &EngineSettings) -> Result<PoolingAllocationConfig, BuildError> {
     let max_memory = usize::try_from(settings.max_memory)
         .map_err(|_| BuildError::Settings(format!("max_memory of {} bytes is too large", settings.max_memory)))?;
     let slots = settings.max_instances;
@@ -182,26 +207,7 @@ fn engine_config(settings: &EngineSettings, tier: Tier) -> Result<(Config, Pooli
         pool.linear_memory_keep_resident(64 << 10).table_keep_resident(16 << 10);
     }
 
-    let mut config = Config::new();
-    match tier {
-        // Winch compiles the guest's functions; the trampolines between host and guest
-        // are Cranelift's, and optimizing them took a third of a baseline compile. The
-        // optimized tier replaces them with the rest of the code.
-        Tier::Baseline => config.strategy(Strategy::Winch).cranelift_opt_level(OptLevel::None),
-        // In a tiered host Cranelift compiles in the background, on one thread, so that
-        // calls keep the other cores; alone, it compiles on every core.
-        Tier::Optimized => {
-            config.strategy(Strategy::Cranelift).parallel_compilation(settings.tiering != Tiering::Tiered)
-        }
-    };
-    config
-        .wasm_component_model(true)
-        .consume_fuel(true)
-        .epoch_interruption(true)
-        .max_wasm_stack(settings.max_wasm_stack)
-        .async_stack_size(settings.max_wasm_stack + (1 << 20))
-        .memory_init_cow(true);
-    Ok((config, pool))
+    Ok(pool)
 }
 
 /// Advances the epoch of every engine of a host every [`EPOCH_TICK`] on a background

@@ -12,6 +12,7 @@
 //! private to the component's identity (`namespace/file`), except those the operator names
 //! as shared, and quotas bound what one component may keep.
 
+mod atomics;
 mod backend;
 mod operations;
 mod redis_store;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::StorageError;
-use super::operations::{BucketSummary, Commit, CommitError, Usage, Write, now_ms};
+use super::operations::{BucketSummary, Commit, CommitError, StagedWrite, Usage, Write, now_ms};
 
 /// How long a statement waits for another process's write lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -182,28 +182,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, commit: &Commit) -> rusqlite::Result<Re
         if leased_by_other.is_some() {
             return Ok(Err(CommitError::Leased { bucket: staged.bucket.clone(), key: staged.key.clone() }));
         }
-        let old: Option<i64> = tx
-            .prepare_cached("SELECT length(value) FROM entries WHERE bucket = ?1 AND key = ?2")?
-            .query_row(params![staged.bucket, staged.key], |row| row.get(0))
-            .optional()?;
-        let key_bytes = staged.key.len() as i64;
-        let (bytes, keys) = match (&staged.write, old) {
-            (Write::Set(value), Some(old)) => (value.len() as i64 - old, 0),
-            (Write::Set(value), None) => (key_bytes + value.len() as i64, 1),
-            (Write::Delete, Some(old)) => (-(key_bytes + old), -1),
-            (Write::Delete, None) => (0, 0),
-        };
-        match &staged.write {
-            Write::Set(value) => tx
-                .prepare_cached(
-                    "INSERT INTO entries (bucket, key, value) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value",
-                )?
-                .execute(params![staged.bucket, staged.key, value])?,
-            Write::Delete => tx
-                .prepare_cached("DELETE FROM entries WHERE bucket = ?1 AND key = ?2")?
-                .execute(params![staged.bucket, staged.key])?,
-        };
+        let (bytes, keys) = write(tx, staged)?;
         match deltas.iter_mut().find(|(owner, _, _)| *owner == staged.owner) {
             Some(delta) => {
                 delta.1 += bytes;
@@ -232,6 +211,33 @@ fn apply(tx: &rusqlite::Transaction<'_>, commit: &Commit) -> rusqlite::Result<Re
         .execute(params![owner, after.bytes as i64, after.keys as i64])?;
     }
     Ok(Ok(()))
+}
+
+/// Writes one key's change, and returns how it changes its owner's bytes and keys.
+fn write(tx: &rusqlite::Transaction<'_>, staged: &StagedWrite) -> rusqlite::Result<(i64, i64)> {
+    let old: Option<i64> = tx
+        .prepare_cached("SELECT length(value) FROM entries WHERE bucket = ?1 AND key = ?2")?
+        .query_row(params![staged.bucket, staged.key], |row| row.get(0))
+        .optional()?;
+    let key_bytes = staged.key.len() as i64;
+    let change = match (&staged.write, old) {
+        (Write::Set(value), Some(old)) => (value.len() as i64 - old, 0),
+        (Write::Set(value), None) => (key_bytes + value.len() as i64, 1),
+        (Write::Delete, Some(old)) => (-(key_bytes + old), -1),
+        (Write::Delete, None) => (0, 0),
+    };
+    match &staged.write {
+        Write::Set(value) => tx
+            .prepare_cached(
+                "INSERT INTO entries (bucket, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![staged.bucket, staged.key, value])?,
+        Write::Delete => tx
+            .prepare_cached("DELETE FROM entries WHERE bucket = ?1 AND key = ?2")?
+            .execute(params![staged.bucket, staged.key])?,
+    };
+    Ok(change)
 }
 
 fn usage_of(c: &Connection, owner: &str) -> rusqlite::Result<Usage> {

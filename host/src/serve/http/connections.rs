@@ -72,30 +72,37 @@ pub(crate) async fn serve_connections(
         };
         without_delay(&tcp);
         let connection = http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(router.clone()));
-        let closing = closing.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            let mut connection = pin!(connection);
-            let result = tokio::select! {
-                result = connection.as_mut() => result,
-                () = closing.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    match tokio::time::timeout(SHUTDOWN_GRACE, connection).await {
-                        Ok(result) => result,
-                        Err(_) => return, // dropped: the socket closes
-                    }
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!("connection ended: {e}");
-            }
-        });
+        tokio::spawn(serve_one(connection, closing.clone(), permit));
     }
     drop(listener);
     on_shutdown();
     closing.cancel();
     // Every permit back means every connection closed.
     let _all = permits.acquire_many(max_connections as u32).await;
+}
+
+/// One HTTP/1.1 connection serving the router.
+type Connection = hyper::server::conn::http1::Connection<TokioIo<TcpStream>, TowerToHyperService<axum::Router>>;
+
+/// Serves one connection until it ends, or, once `closing` is cancelled, until it
+/// finishes its request in flight (for at most [`SHUTDOWN_GRACE`]); holds its `permit`
+/// until then.
+async fn serve_one(connection: Connection, closing: CancellationToken, permit: tokio::sync::OwnedSemaphorePermit) {
+    let _permit = permit;
+    let mut connection = pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = closing.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            match tokio::time::timeout(SHUTDOWN_GRACE, connection).await {
+                Ok(result) => result,
+                Err(_) => return, // dropped: the socket closes
+            }
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!("connection ended: {e}");
+    }
 }
 
 /// A listener on `addr` whose backlog holds a burst of connections: the standard

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::sandbox::{DeniedRequest, Resolve, checked_address, send_pinned};
 use crate::sources::http::definition::RequestSpec;
 use crate::text::{Escaped, bounded};
+use wasmtime_wasi_http::WasiBody;
 
 /// Most bytes of an error response's body quoted in the failure.
 pub(crate) const MAX_EXCERPT: usize = 512;
@@ -34,6 +35,36 @@ pub(crate) async fn call(
     resolver: &dyn Resolve,
     denied: &mut Vec<DeniedRequest>,
 ) -> Result<Value, HttpCallFailure> {
+    let Built { request, secrets } = build(spec, input)?;
+    let destination = format!("{}:{}", spec.url.host, spec.url.port);
+    let address = match checked_address(&spec.network, resolver, &spec.url.host, spec.url.port).await {
+        Ok(address) => address,
+        Err(refusal) => {
+            tracing::info!(target: "toolhost::outbound", %destination, reason = %refusal.reason, "outgoing request refused");
+            let message = format!("the request to {destination} was refused: {}", refusal.reason);
+            denied.push(DeniedRequest { destination, reason: refusal.reason });
+            return Err(HttpCallFailure::Failed(message));
+        }
+    };
+    let bare_host = spec.url.host.trim_start_matches('[').trim_end_matches(']');
+    let use_tls = spec.url.scheme == "https";
+    // No timeout per network phase: the call's time limit bounds the whole request, and
+    // a phase limit equal to it would race it and turn a `timeout` into a `failed`.
+    let (response, _connection) = send_pinned(request, None, address, use_tls, bare_host)
+        .await
+        .map_err(|e| HttpCallFailure::Failed(format!("the request to {destination} failed: {e}")))?;
+    let response = read(spec, &destination, response, &secrets).await?;
+    output(spec, response, &secrets)
+}
+
+/// A request ready to send, and the secrets its headers hold (never to be shown).
+struct Built {
+    request: Request<WasiBody>,
+    secrets: Vec<String>,
+}
+
+/// The request `input` makes: its URL filled, its headers (secrets read now), its body.
+fn build(spec: &RequestSpec, input: &Value) -> Result<Built, HttpCallFailure> {
     let url = spec.url.fill(input).map_err(HttpCallFailure::Input)?;
     let mut secrets = Vec::new();
     let mut request = Request::builder().method(spec.method.clone()).uri(&url);
@@ -64,24 +95,17 @@ pub(crate) async fn call(
     let request = request
         .body(Full::new(body).map_err(|never| match never {}).boxed_unsync())
         .map_err(|e| HttpCallFailure::Input(format!("the URL `{}` is not valid: {e}", Escaped(&url))))?;
+    Ok(Built { request, secrets })
+}
 
-    let destination = format!("{}:{}", spec.url.host, spec.url.port);
-    let address = match checked_address(&spec.network, resolver, &spec.url.host, spec.url.port).await {
-        Ok(address) => address,
-        Err(refusal) => {
-            tracing::info!(target: "toolhost::outbound", %destination, reason = %refusal.reason, "outgoing request refused");
-            let message = format!("the request to {destination} was refused: {}", refusal.reason);
-            denied.push(DeniedRequest { destination, reason: refusal.reason });
-            return Err(HttpCallFailure::Failed(message));
-        }
-    };
-    let bare_host = spec.url.host.trim_start_matches('[').trim_end_matches(']');
-    let use_tls = spec.url.scheme == "https";
-    // No timeout per network phase: the call's time limit bounds the whole request, and
-    // a phase limit equal to it would race it and turn a `timeout` into a `failed`.
-    let (response, _connection) = send_pinned(request, None, address, use_tls, bare_host)
-        .await
-        .map_err(|e| HttpCallFailure::Failed(format!("the request to {destination} failed: {e}")))?;
+/// The response's JSON, read within `max_response`; a status other than success is the
+/// tool's failure, with an excerpt of the body.
+async fn read(
+    spec: &RequestSpec,
+    destination: &str,
+    response: http::Response<WasiBody>,
+    secrets: &[String],
+) -> Result<Value, HttpCallFailure> {
     let status = response.status();
     let body = Limited::new(response.into_body(), usize::try_from(spec.max_response).unwrap_or(usize::MAX))
         .collect()
@@ -89,7 +113,7 @@ pub(crate) async fn call(
         .map(|collected| collected.to_bytes());
     if !status.is_success() {
         let excerpt = match &body {
-            Ok(bytes) => excerpt(bytes, &secrets),
+            Ok(bytes) => excerpt(bytes, secrets),
             Err(_) => "(the body is over max_response)".to_owned(),
         };
         return Err(HttpCallFailure::Failed(format!("{destination} answered HTTP {status}: {excerpt}")));
@@ -104,15 +128,19 @@ pub(crate) async fn call(
             false => HttpCallFailure::Failed(format!("the response from {destination} broke off: {e}")),
         }
     })?;
-    let response: Value = serde_json::from_slice(&body).map_err(|e| {
-        HttpCallFailure::Failed(format!("the response is not JSON ({e}); it begins: {}", excerpt(&body, &secrets)))
-    })?;
+    serde_json::from_slice(&body).map_err(|e| {
+        HttpCallFailure::Failed(format!("the response is not JSON ({e}); it begins: {}", excerpt(&body, secrets)))
+    })
+}
+
+/// The part of the response that is the tool's output.
+fn output(spec: &RequestSpec, response: Value, secrets: &[String]) -> Result<Value, HttpCallFailure> {
     match &spec.output {
         None => Ok(response),
         Some(pointer) => response.pointer(pointer).cloned().ok_or_else(|| {
             HttpCallFailure::Failed(format!(
                 "the response has nothing at `{pointer}`; it begins: {}",
-                excerpt(response.to_string().as_bytes(), &secrets)
+                excerpt(response.to_string().as_bytes(), secrets)
             ))
         }),
     }

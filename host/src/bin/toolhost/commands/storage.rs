@@ -1,6 +1,7 @@
-//! `toolhost storage`: the operator's view of the buckets components keep, and their
-//! backup. Works beside a running server on the same store (SQLite serializes writers
-//! across processes; Redis is shared anyway).
+//! `toolhost storage`: the operator's view of the buckets components keep, and their backup.
+//!
+//! Works beside a running server on the same store (SQLite serializes writers across
+//! processes; Redis is shared anyway).
 
 use std::io::{Read, Write as _};
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ use clap::Subcommand;
 use serde_json::{Map, Value, json};
 use toolhost::storage::{BucketId, Storage, Write};
 use toolhost::text::Escaped;
+
+use crate::output::print_line;
 
 /// The format tag of an export, checked on import.
 const EXPORT_FORMAT: &str = "toolhost-storage/1";
@@ -42,24 +45,13 @@ pub enum StorageCommand {
     Import { file: PathBuf },
 }
 
-pub async fn run(storage: Storage, command: StorageCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(options: &super::HostOptions, command: StorageCommand) -> anyhow::Result<ExitCode> {
+    let storage = Storage::new(options.config()?.storage);
     match command {
-        StorageCommand::List { owner } => {
-            for bucket in storage.buckets().await? {
-                let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
-                if owner.as_deref().is_none_or(|owner| owns(owner, &id)) {
-                    crate::print_line(&format!(
-                        "{}\t{} keys\t{} bytes",
-                        Escaped(&bucket.bucket),
-                        bucket.keys,
-                        bucket.bytes
-                    ));
-                }
-            }
-        }
+        StorageCommand::List { owner } => list(&storage, owner.as_deref()).await?,
         StorageCommand::Keys { bucket } => {
             for (key, _) in storage.entries(&bucket_id(&bucket)?).await? {
-                crate::print_line(&Escaped(&key).to_string());
+                print_line(&Escaped(&key).to_string());
             }
         }
         StorageCommand::Get { bucket, key } => match storage.get(&bucket_id(&bucket)?, &key).await? {
@@ -80,52 +72,69 @@ pub async fn run(storage: Storage, command: StorageCommand) -> anyhow::Result<Ex
         StorageCommand::Delete { bucket, key } => {
             storage.write(&bucket_id(&bucket)?, vec![(key, Write::Delete)]).await?;
         }
-        StorageCommand::Export { owner } => {
-            let mut buckets = Map::new();
-            for bucket in storage.buckets().await? {
-                let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
-                if !owns(&owner, &id) {
-                    continue;
-                }
-                let entries: Map<String, Value> =
-                    storage.entries(&id).await?.into_iter().map(|(key, value)| (key, exported(value))).collect();
-                buckets.insert(id.id.clone(), Value::Object(entries));
-            }
-            let export = json!({ "format": EXPORT_FORMAT, "owner": owner, "buckets": buckets });
-            crate::print_line(&serde_json::to_string_pretty(&export)?);
-        }
-        StorageCommand::Import { file } => {
-            let text = if file.as_os_str() == "-" {
-                let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text)?;
-                text
-            } else {
-                std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?
-            };
-            let export: Value = serde_json::from_str(&text).context("the export is not JSON")?;
-            if export["format"] != EXPORT_FORMAT {
-                bail!("not a toolhost storage export (its `format` is not \"{EXPORT_FORMAT}\")");
-            }
-            let Some(buckets) = export["buckets"].as_object() else { bail!("the export has no `buckets` object") };
-            for (bucket, entries) in buckets {
-                let id = bucket_id(bucket)?;
-                let Some(entries) = entries.as_object() else { bail!("bucket `{}` is not an object", Escaped(bucket)) };
-                let writes = entries
-                    .iter()
-                    .map(|(key, value)| {
-                        Ok((
-                            key.clone(),
-                            Write::Set(imported(value).with_context(|| format!("key `{}`", Escaped(key)))?),
-                        ))
-                    })
-                    .collect::<anyhow::Result<Vec<_>>>()?;
-                let count = writes.len();
-                storage.write(&id, writes).await?;
-                eprintln!("{}: {count} keys", Escaped(bucket));
-            }
-        }
+        StorageCommand::Export { owner } => export(&storage, &owner).await?,
+        StorageCommand::Import { file } => import(&storage, &file).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The buckets holding data, of `owner` when given.
+async fn list(storage: &Storage, owner: Option<&str>) -> anyhow::Result<()> {
+    for bucket in storage.buckets().await? {
+        let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
+        if owner.is_none_or(|owner| owns(owner, &id)) {
+            print_line(&format!("{}\t{} keys\t{} bytes", Escaped(&bucket.bucket), bucket.keys, bucket.bytes));
+        }
+    }
+    Ok(())
+}
+
+/// The data of `owner`'s buckets as one JSON document.
+async fn export(storage: &Storage, owner: &str) -> anyhow::Result<()> {
+    let mut buckets = Map::new();
+    for bucket in storage.buckets().await? {
+        let Some(id) = BucketId::parse(&bucket.bucket) else { continue };
+        if !owns(owner, &id) {
+            continue;
+        }
+        let entries: Map<String, Value> =
+            storage.entries(&id).await?.into_iter().map(|(key, value)| (key, exported(value))).collect();
+        buckets.insert(id.id.clone(), Value::Object(entries));
+    }
+    let export = json!({ "format": EXPORT_FORMAT, "owner": owner, "buckets": buckets });
+    print_line(&serde_json::to_string_pretty(&export)?);
+    Ok(())
+}
+
+/// Writes the data of an export (`-`: stdin) back.
+async fn import(storage: &Storage, file: &std::path::Path) -> anyhow::Result<()> {
+    let text = if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
+    };
+    let export: Value = serde_json::from_str(&text).context("the export is not JSON")?;
+    if export["format"] != EXPORT_FORMAT {
+        bail!("not a toolhost storage export (its `format` is not \"{EXPORT_FORMAT}\")");
+    }
+    let Some(buckets) = export["buckets"].as_object() else { bail!("the export has no `buckets` object") };
+    for (bucket, entries) in buckets {
+        let id = bucket_id(bucket)?;
+        let Some(entries) = entries.as_object() else { bail!("bucket `{}` is not an object", Escaped(bucket)) };
+        let writes = entries
+            .iter()
+            .map(|(key, value)| {
+                let value = imported(value).with_context(|| format!("key `{}`", Escaped(key)))?;
+                Ok((key.clone(), Write::Set(value)))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let count = writes.len();
+        storage.write(&id, writes).await?;
+        eprintln!("{}: {count} keys", Escaped(bucket));
+    }
+    Ok(())
 }
 
 fn bucket_id(bucket: &str) -> anyhow::Result<BucketId> {

@@ -1,0 +1,85 @@
+//! One file per command, each parsing its arguments and calling the library: what every command shares is here.
+
+pub mod call;
+pub mod compile;
+pub mod export;
+pub mod inspect;
+pub mod list;
+pub mod new;
+pub mod oci;
+pub mod paths;
+pub mod serve;
+pub mod storage;
+pub mod token;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use toolhost::{CacheSetting, Caller, HostConfig, Tiering, ToolHost, ToolHostBuilder};
+
+use crate::output::print_progress;
+
+/// The host's layers and settings: the configuration file, then the command line.
+pub struct HostOptions {
+    pub config: Option<PathBuf>,
+    pub roots: Vec<PathBuf>,
+    pub stdlib: Option<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    pub no_cache: bool,
+    pub caller: Caller,
+}
+
+/// How long a host lives: one command, or serving until stopped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Exits after one answer: compiling with Cranelift at once fills the compile cache
+    /// for the next run, where a background compile would be cut short.
+    OneShot,
+    /// Serves until stopped: the configuration's tiering.
+    Serving,
+}
+
+impl HostOptions {
+    /// The configuration file's settings, or the defaults without one.
+    pub fn config(&self) -> anyhow::Result<HostConfig> {
+        Ok(HostConfig::find(self.config.as_deref())?.unwrap_or_default())
+    }
+
+    /// A host serving the configured layers, or `dir` (and `--root`s) in their place.
+    pub async fn build(&self, dir: Option<PathBuf>, lifetime: Lifetime) -> anyhow::Result<ToolHost> {
+        Ok(self.builder_from(self.config()?, dir, lifetime).build().await?)
+    }
+
+    /// A builder of the configured layers, or `dir` (and `--root`s) in their place.
+    pub fn builder_from(&self, config: HostConfig, dir: Option<PathBuf>, lifetime: Lifetime) -> ToolHostBuilder {
+        let roots: Vec<PathBuf> = dir.into_iter().chain(self.roots.iter().cloned()).collect();
+        let layers = config.layers_with(&roots, self.stdlib.as_deref());
+        self.settings(HostConfig { layers, ..config }, lifetime)
+    }
+
+    /// A host with the configuration's settings (limits, engine, cache) and no layers
+    /// nor upstream servers: inspecting one file loads nothing else.
+    pub async fn build_without_layers(&self) -> anyhow::Result<ToolHost> {
+        let bare = HostConfig { layers: Vec::new(), upstreams: Vec::new(), ..self.config()? };
+        Ok(self.settings(bare, Lifetime::OneShot).build().await?)
+    }
+
+    fn settings(&self, mut config: HostConfig, lifetime: Lifetime) -> ToolHostBuilder {
+        if lifetime == Lifetime::OneShot {
+            config.engine.tiering = Tiering::OptimizedOnly;
+        }
+        // A server keeps numbers for `GET /metrics` (a one-shot command has no one to
+        // show them to), and answers while slow components are still loading.
+        let serving = lifetime == Lifetime::Serving;
+        let mut builder = config.builder().metrics(serving).serve_while_loading(serving);
+        if self.no_cache {
+            builder = builder.compile_cache(CacheSetting::Disabled);
+        } else if let Some(dir) = &self.cache_dir {
+            builder = builder.compile_cache(CacheSetting::Dir(dir.clone()));
+        }
+        if std::io::stderr().is_terminal() {
+            builder = builder.on_progress(print_progress);
+        }
+        builder
+    }
+}

@@ -1,0 +1,133 @@
+//! Component files loading in parallel, each a slot of the next snapshot once it loaded or failed.
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::FutureExt;
+
+use super::discovery::{Discovered, Fingerprint};
+use super::scan::Loaders;
+use super::snapshot::ComponentSlot;
+use crate::error::{LoadError, LoadErrorKind};
+use crate::sources::{Components, LoadedComponent};
+use crate::text::Escaped;
+
+/// Progress of a (re)load, for operators watching a slow start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadProgress {
+    /// `total` component files need loading (unchanged ones are not counted).
+    /// `total` component files need loading (unchanged ones are not counted).
+    #[allow(missing_docs)]
+    Started { total: usize },
+    /// One finished (loaded or failed); `from_cache` tells whether it skipped compiling.
+    #[allow(missing_docs)]
+    Loaded { done: usize, total: usize, path: PathBuf, from_cache: bool },
+}
+
+pub(crate) type ProgressFn = Arc<dyn Fn(LoadProgress) + Send + Sync>;
+
+/// A component file that needs loading: its place among the slots, what was found, its
+/// stamps now, and the version that served it so far.
+pub(super) struct ToLoad {
+    pub order: usize,
+    pub found: Discovered,
+    pub fingerprint: Fingerprint,
+    pub last_good: Option<Arc<LoadedComponent>>,
+}
+
+/// Files loading at once, at most: enough that a few components whose `list-tools` is
+/// slow hold up no other file, few enough that a start never runs out of file
+/// descriptors. Compiling is bounded separately, by the host's compile slots.
+const LOADS_AT_ONCE: usize = 32;
+
+/// Files loading in parallel; dropping it stops them. A component whose `list-tools` is
+/// slow holds no compile slot, and costs its own time limit only.
+pub(crate) struct Loading {
+    tasks: tokio::task::JoinSet<(usize, ComponentSlot)>,
+    done: usize,
+    total: usize,
+    progress: Option<ProgressFn>,
+}
+
+impl Loading {
+    pub(super) fn start(loaders: &Arc<Loaders>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
+        let total = to_load.len();
+        if let Some(progress) = progress {
+            progress(LoadProgress::Started { total });
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        let load_slots = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));
+        for ToLoad { order, found, fingerprint, last_good } in to_load {
+            let (loaders, load_slots) = (loaders.clone(), load_slots.clone());
+            tasks.spawn(async move {
+                let _slot = load_slots.acquire_owned().await;
+                let result = load_catching_panics(&loaders.components, &found, last_good.as_deref()).await;
+                (order, slot_from(found, fingerprint, result, last_good))
+            });
+        }
+        Loading { tasks, done: 0, total, progress: progress.cloned() }
+    }
+
+    /// The next file to finish, with its place among the slots; `None` when all have.
+    /// Cancel-safe.
+    pub async fn next(&mut self) -> Option<(usize, ComponentSlot)> {
+        loop {
+            // Only a cancelled task fails to join (the runtime is shutting down).
+            let Ok((order, slot)) = self.tasks.join_next().await? else { continue };
+            self.done += 1;
+            if let Some(progress) = &self.progress {
+                let from_cache = slot.loaded.as_ref().is_some_and(|c| c.from_cache && slot.error.is_none());
+                let (done, total, path) = (self.done, self.total, slot.path.clone());
+                progress(LoadProgress::Loaded { done, total, path, from_cache });
+            }
+            return Some((order, slot));
+        }
+    }
+}
+
+/// A bug in a loader must cost one file, not the file's last good version nor the
+/// whole reload: a panic becomes that file's load error.
+async fn load_catching_panics(
+    components: &Components,
+    found: &Discovered,
+    previous: Option<&LoadedComponent>,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let load = components.load_file(&found.wasm, found.manifest.as_deref(), found.pin.as_ref(), previous);
+    let load = AssertUnwindSafe(load);
+    load.catch_unwind().await.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(LoadError::new(&found.wasm, LoadErrorKind::Invalid(format!("the loader failed: {message}"))))
+    })
+}
+
+fn slot_from(
+    found: Discovered,
+    fingerprint: Fingerprint,
+    result: Result<Arc<LoadedComponent>, LoadError>,
+    last_good: Option<Arc<LoadedComponent>>,
+) -> ComponentSlot {
+    let (loaded, error) = match result {
+        Ok(component) => (Some(component), None),
+        Err(error) => {
+            match &last_good {
+                Some(_) => tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string())),
+                None => tracing::warn!("{}", Escaped(&error.to_string())),
+            }
+            (last_good, Some(error))
+        }
+    };
+    ComponentSlot {
+        layer: found.layer,
+        namespace: found.namespace,
+        path: found.wasm,
+        manifest: found.manifest,
+        fingerprint,
+        loaded,
+        error,
+    }
+}
