@@ -1,3 +1,5 @@
+//! The memory allocator a toolhost process runs on: jemalloc, with the host's options.
+//!
 //! The memory allocator a toolhost process runs on: jemalloc, set up by
 //! [`use_host_allocator!`](crate::use_host_allocator) in the binary (and in the tests
 //! and benchmarks, so that they measure what the binary does).

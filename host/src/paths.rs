@@ -1,3 +1,5 @@
+//! Where the host keeps things by default, per user, each overridable by an environment variable:
+//!
 //! Where the host keeps things by default, per user (the XDG base directories), each
 //! overridable by an environment variable and by `toolhost.toml`:
 //!

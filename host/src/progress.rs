@@ -1,3 +1,5 @@
+//! Progress a tool reports while it runs, on its way to whoever shows it.
+//!
 //! Progress a tool reports while it runs (`host.progress`, contract 0.1.1), on its way
 //! to whoever shows it: an MCP client's `notifications/progress`, a library caller's
 //! hook.

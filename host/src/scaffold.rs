@@ -1,6 +1,7 @@
-//! `toolhost new NAME --lang rust|js|python|c|go`: a ready-to-build tool project with one
-//! example tool (`greet`), its build command and a README saying how to build, install
-//! and call it.
+//! `toolhost new NAME --lang LANG`: a ready-to-build tool project with one example tool.
+//!
+//! LANG is rust, js, python, c or go; the tool is `greet`, beside its build command and a
+//! README saying how to build, install and call it.
 //!
 //! The templates live in `host/templates/<lang>/` and are compiled into the binary, so
 //! the command works wherever `toolhost` is installed. JavaScript, Python, C and Go

@@ -1,3 +1,5 @@
+//! JSON Schemas of tools: checked, compiled for the call boundary, and how an input travels as arguments.
+//!
 //! JSON Schemas of tools, checked when a tool is loaded or registered, compiled for the
 //! call boundary (again after an idle tool dropped the validator), and how a tool's input
 //! travels where a consumer passes arguments as one JSON object.

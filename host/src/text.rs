@@ -1,3 +1,5 @@
+//! Text that comes from a guest, a client or the disk is data: escaped before it reaches a terminal or a log line.
+//!
 //! Text that comes from a guest, a client or the disk is data: before it reaches a
 //! terminal or a text log line it is escaped, so that it can neither drive the terminal
 //! (ESC sequences, NUL, bell) nor forge lines (CR, LF) nor reorder what is shown (bidi

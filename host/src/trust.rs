@@ -1,3 +1,5 @@
+//! What bytes may run: a component's pinned digest and its cosign signature, checked before anything compiles it.
+//!
 //! What bytes may run. A component can be pinned to a SHA-256 digest (`sha256 = "…"` in
 //! its manifest, and by `toolhost.lock` when it was pulled from an OCI registry), and when the operator configures signing keys (`[signatures]` in
 //! `toolhost.toml`) it must carry a valid cosign signature by one of them. Both are

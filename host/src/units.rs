@@ -1,3 +1,5 @@
+//! What every configuration file shares: problems located by line, and the units of sizes and durations.
+//!
 //! What every configuration file shares: problems located by line, and the units of
 //! sizes and durations.
 

@@ -1,3 +1,5 @@
+//! `[[token]]`: the HTTP server's bearer tokens, each standing for an agent, kept as digests.
+//!
 //! `[[token]]` in `toolhost.toml`: the bearer tokens of the HTTP server, each standing
 //! for an agent. A token is given by its SHA-256 digest (so the file holds no secret),
 //! or read from a file or an environment variable when the configuration is loaded.

@@ -1,3 +1,5 @@
+//! One definition of a tool for every consumer: MCP's `Tool`, OpenAI's function tool, Anthropic's tool.
+//!
 //! One definition of a tool for every consumer: MCP's `Tool`, OpenAI's function tool and
 //! Anthropic's tool, built here and nowhere else, for [`ToolHost::export`]
 //! (`toolhost export`) and the MCP server's `tools/list` alike.

@@ -1,3 +1,5 @@
+//! Who sees what: the caller policy and the session tool sets over a snapshot, hiding a tool the same way everywhere.
+//!
 //! Who sees what: the caller policy and the session tool sets over a snapshot. Every
 //! listing, description, suggestion and call asks here, so a tool a caller may not see
 //! is hidden the same way everywhere: it is never named, and asking for it by name

@@ -1,3 +1,5 @@
+//! The record of every call attempt, sent to subscribers and appended to a JSONL file.
+//!
 //! The record of every call attempt (denied, invalid and failed ones included), sent to
 //! subscribers and, when configured, appended to a JSONL file.
 //!

@@ -1,3 +1,5 @@
+//! The call pipeline: one straight line from a name and an input to a validated output, the same for every source.
+//!
 //! The call pipeline: one straight line from a name and an input to a validated output,
 //! and the report of everything that happened on the way.
 //!

@@ -1,3 +1,5 @@
+//! Serving while the first load runs: components served as they load, calls to a namespace still loading wait for it.
+//!
 //! Serving while the first load runs, as a server starts: each component is served as
 //! soon as it loads, in small batches, while slower ones finish; subscribers (MCP
 //! clients) hear of each batch; a call to a tool of a namespace still loading waits for

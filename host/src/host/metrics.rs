@@ -1,3 +1,5 @@
+//! Numbers for the operator in the Prometheus text format: calls, latency, fuel, slots, loads and reloads.
+//!
 //! Numbers for the operator, in the Prometheus text exposition format (0.0.4): calls by
 //! tool and outcome, their latency, the fuel they burned, instance slots in use, loads,
 //! load errors and reloads. Kept in memory by the host when

@@ -1,3 +1,5 @@
+//! A component as an OCI artefact, in the CNCF Wasm OCI artifact layout.
+//!
 //! A component as an OCI artefact, in the CNCF Wasm OCI artifact layout (the one `wkg`,
 //! wassette and `oci-wasm` use): an image manifest whose config has the media type
 //! `application/vnd.wasm.config.v0+json` and whose one layer, `application/wasm`, is the

@@ -1,3 +1,5 @@
+//! `toolhost.lock`: the exact bytes of every OCI component, pinned by digest for every host of a configuration.
+//!
 //! `toolhost.lock`: the exact bytes of every OCI component, written by `toolhost pull`
 //! beside `toolhost.toml` and read by every host started on that configuration. Commit
 //! it: replicas that pull from it run the same bytes, whatever a tag points at since.

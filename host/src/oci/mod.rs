@@ -1,3 +1,5 @@
+//! Components from OCI registries: references, settings and errors, and the pull and push that move components.
+//!
 //! Components from OCI registries. `toolhost.toml` names them by reference, per layer
 //! and namespace; `toolhost pull` fetches each into a local content-addressed store,
 //! checking the manifest's and the layer's digests, writes it where its layer serves

@@ -1,3 +1,5 @@
+//! The local content-addressed store of pulled blobs, each written whole after its digest was checked.
+//!
 //! The local content-addressed store of pulled blobs: `<store>/blobs/sha256/<hex>`, each
 //! written only after its bytes were checked against its digest, by a rename, so a blob
 //! present is a blob whole. `toolhost pull` fetches only what the store lacks.

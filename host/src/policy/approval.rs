@@ -1,3 +1,5 @@
+//! Approval of a call by someone other than the caller: a person, a second model, a rules engine.
+//!
 //! Approval of a call by someone other than the caller: a person, a second model, a
 //! rules engine.
 

@@ -1,3 +1,5 @@
+//! Who may call what: callers, the policy rules over them, session tool sets, and approval of sensitive tools.
+//!
 //! Who may call what: callers, the policy over them, per-tool risk, session tool sets,
 //! and approval of sensitive tools.
 //!

@@ -1,3 +1,5 @@
+//! Tools switched on and off for one session at run time, narrowing what its agent may call.
+//!
 //! Tools switched on and off for one session at run time (a conversation's
 //! `enabledTools`), on top of the policy: a session can narrow what its agent may call,
 //! never widen it.

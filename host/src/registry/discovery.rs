@@ -1,3 +1,5 @@
+//! Finding component files and HTTP tool definitions in a root, and telling whether a file changed without reading it.
+//!
 //! Finding component files and HTTP tool definitions in a root, and telling whether a
 //! file changed since it was loaded without reading it.
 

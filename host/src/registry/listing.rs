@@ -1,3 +1,5 @@
+//! How everything a snapshot serves looks to an operator (`toolhost list`), and how one tool looks to an agent.
+//!
 //! How a served tool, and everything served, look to those who list them: agents
 //! ([`ToolDescription`]) and operators ([`Listing`], the JSON of `toolhost list`).
 

@@ -1,17 +1,41 @@
 //! Component files loading in parallel, each a slot of the next snapshot once it loaded or failed.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use futures::FutureExt;
 
 use super::discovery::{Discovered, Fingerprint};
-use super::scan::Loaders;
 use super::snapshot::ComponentSlot;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::sources::{Components, LoadedComponent};
 use crate::text::Escaped;
+use crate::tool::{Ceilings, Limits};
+use crate::trust::Pin;
+
+/// What a scan loads files with, and which of them it serves.
+pub(crate) struct Loaders {
+    /// Loads, compiles and runs components.
+    pub components: Arc<Components>,
+    /// The host's default limits, under an HTTP tool's own.
+    pub defaults: Limits,
+    /// The ceilings no tool's limits may exceed.
+    pub ceilings: Ceilings,
+    /// The only namespaces discovered, when the host serves a few (a one-shot call).
+    pub namespaces: Option<Vec<String>>,
+    /// The digests `toolhost.lock` pins files to; replaced when the lock changes.
+    pub pins: ArcSwap<HashMap<PathBuf, Pin>>,
+}
+
+impl Loaders {
+    /// Whether the files of `namespace` are discovered and loaded.
+    pub fn serves_namespace(&self, namespace: &str) -> bool {
+        self.namespaces.as_ref().is_none_or(|only| only.iter().any(|wanted| wanted == namespace))
+    }
+}
 
 /// Progress of a (re)load, for operators watching a slow start.
 #[derive(Debug, Clone, PartialEq, Eq)]

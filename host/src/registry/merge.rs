@@ -1,3 +1,5 @@
+//! Layer precedence: which tool serves each full name, what it shadows, what conflicts, which bare names answer.
+//!
 //! Layer precedence, the heart of [`Snapshot::build`](super::Snapshot::build): which
 //! loaded component serves each full name, what it shadows, which names conflict within
 //! a layer, and which stdlib tools answer to their bare names.

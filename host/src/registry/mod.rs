@@ -1,3 +1,5 @@
+//! The tools a host serves: discovered in layered roots, merged by precedence into an immutable snapshot.
+//!
 //! The tools a host serves: discovered in layered directory roots, merged by precedence
 //! into an immutable [`Snapshot`].
 //!
@@ -21,8 +23,8 @@ use std::path::PathBuf;
 pub use change::RegistryChange;
 pub use listing::Listing;
 pub use loading::LoadProgress;
-pub(crate) use loading::{Loading, ProgressFn};
-pub(crate) use scan::{Loaders, Scan, build_snapshot, finish_loading};
+pub(crate) use loading::{Loaders, Loading, ProgressFn};
+pub(crate) use scan::{Scan, build_snapshot, finish_loading};
 pub use snapshot::{ComponentSlot, Conflict, HttpSlot, NativeSlot, Snapshot, ToolEntry, UpstreamSlot};
 pub(crate) use watch::{FileWatch, log_change, watch_roots};
 pub use watch::{WatchError, WatchHandle};

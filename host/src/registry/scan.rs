@@ -1,45 +1,20 @@
+//! Building a snapshot from the roots: discover, reuse what is unchanged, load the rest, keep last good versions.
+//!
 //! Building a registry snapshot from the roots: discover every component file, reuse the
 //! ones whose files are unchanged since the previous snapshot, load the rest in
 //! parallel, and keep the last good version of a file that no longer loads.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-
-use futures::FutureExt;
-
-use arc_swap::ArcSwap;
 
 use super::Layer;
 use super::discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
-use super::loading::{Loading, ProgressFn, ToLoad};
+use super::loading::{Loaders, Loading, ProgressFn, ToLoad};
 use super::snapshot::{ComponentSlot, HttpSlot, NativeSlot, Parts, Snapshot, UpstreamSlot};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::sources::{Components, HttpTool, return_freed_memory};
+use crate::sources::{HttpTool, return_freed_memory};
 use crate::text::Escaped;
-use crate::tool::{Ceilings, Limits};
-use crate::trust::Pin;
-
-/// What a scan loads files with, and which of them it serves.
-pub(crate) struct Loaders {
-    /// Loads, compiles and runs components.
-    pub components: Arc<Components>,
-    /// The host's default limits, under an HTTP tool's own.
-    pub defaults: Limits,
-    /// The ceilings no tool's limits may exceed.
-    pub ceilings: Ceilings,
-    /// The only namespaces discovered, when the host serves a few (a one-shot call).
-    pub namespaces: Option<Vec<String>>,
-    /// The digests `toolhost.lock` pins files to; replaced when the lock changes.
-    pub pins: ArcSwap<HashMap<PathBuf, Pin>>,
-}
-
-impl Loaders {
-    /// Whether the files of `namespace` are discovered and loaded.
-    pub fn serves_namespace(&self, namespace: &str) -> bool {
-        self.namespaces.as_ref().is_none_or(|only| only.iter().any(|wanted| wanted == namespace))
-    }
-}
 
 /// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots, the
 /// last good versions of files that now fail, and its native tools; without it (the

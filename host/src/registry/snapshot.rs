@@ -1,3 +1,5 @@
+//! The immutable view of everything served: every source's tools merged by layer precedence.
+//!
 //! The immutable view of everything served: the tools of every loaded component and
 //! native tool, merged by layer precedence.
 

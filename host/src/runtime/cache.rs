@@ -1,3 +1,5 @@
+//! The on-disk compile cache: native code of compiled components, so that a restart compiles nothing it has seen.
+//!
 //! The on-disk compile cache: native code of compiled components, so that a restart or a
 //! reload of an unchanged file does not compile again.
 //!

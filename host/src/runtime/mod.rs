@@ -1,3 +1,5 @@
+//! The engines components run in, the caches of their compiled code, and the slots compiles take.
+//!
 //! The engines components run in, the caches of their compiled code, and the slots
 //! compiles take.
 //!

@@ -1,3 +1,5 @@
+//! One fresh sandbox per guest call: a new store with the call's limits and exactly the component's grants.
+//!
 //! One fresh sandbox per guest call: a new `Store` with the call's limits, a WASI context
 //! holding exactly the component's grants, and an instance from the cached `InstancePre`.
 //!

@@ -1,3 +1,5 @@
+//! The data of one call's store, and every import a guest may link against.
+//!
 //! The data of one call's `Store`, and every import a guest may link against. What a
 //! call can actually *do* through those imports is decided by the grants in its state.
 

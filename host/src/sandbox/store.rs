@@ -1,3 +1,5 @@
+//! One sandboxed run: a store with the call's limits, an instance, the guest's work, and how it ended.
+//!
 //! One fresh sandbox per guest call: a new `Store` with the call's limits, a WASI context
 //! holding exactly the component's grants, and an instance from the cached `InstancePre`.
 

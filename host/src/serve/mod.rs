@@ -1,3 +1,5 @@
+//! Serving tools to their consumers: the MCP server over stdio and over Streamable HTTP.
+//!
 //! Serving tools to their consumers: one tool definition for every consumer
 //! ([`definitions`]), and the MCP server over stdio ([`serve_stdio`]) and Streamable
 //! HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens ([`auth`]) and bounds

@@ -1,3 +1,5 @@
+//! The two databases behind the storage, with one set of operations.
+//!
 //! The two databases behind [`super::Storage`], with one set of operations: what a call
 //! reads, the leases of atomic operations, the commit of a call's writes, and what an
 //! operator inspects.

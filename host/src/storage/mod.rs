@@ -1,3 +1,5 @@
+//! State that outlives a call: the `wasi:keyvalue` buckets of components, in SQLite or Redis.
+//!
 //! State that outlives a call: the `wasi:keyvalue` buckets of components, kept in a real
 //! database — SQLite in one file by default, Redis when several hosts share state.
 //!

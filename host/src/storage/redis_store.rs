@@ -1,3 +1,5 @@
+//! Shared state in Redis (or Valkey), for hosts that run as replicas.
+//!
 //! Shared state in Redis (or Valkey), for hosts that run as replicas. Same semantics as
 //! the embedded store: a call's writes and the end of its leases are one Lua script,
 //! which Redis runs atomically; leases are keys with an expiry.

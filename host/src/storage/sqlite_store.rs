@@ -1,3 +1,5 @@
+//! The embedded store: one SQLite file in WAL mode, durable when a commit returns.
+//!
 //! The embedded store: one SQLite file in WAL mode. Readers never wait for the writer;
 //! one writer at a time, across every process that opens the file (`toolhost storage`
 //! beside a running server included). A commit is durable when it returns

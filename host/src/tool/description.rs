@@ -1,3 +1,5 @@
+//! How a served tool looks to those who list it: what it does, its schemas, and where it comes from.
+//!
 //! How a served tool looks to those who list it: what it does, its schemas as declared,
 //! and where it comes from.
 

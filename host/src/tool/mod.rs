@@ -1,3 +1,5 @@
+//! What a tool is, whatever answers it: its definition, how its output travels, how it fails, its kind of source.
+//!
 //! What a tool is, whatever answers it: its definition, how its output travels, how it
 //! fails on its side, and what kind of source it comes from.
 

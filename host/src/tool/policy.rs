@@ -1,3 +1,5 @@
+//! What the operator says about one tool: how risky it is, how it behaves, whether a person approves each call.
+//!
 //! What the operator says about one tool: how risky it is, how it behaves, whether a
 //! person approves each call. Set in a component's manifest (`[policy]`, and
 //! `[tools.NAME.policy]` over it) or when a native tool is registered.

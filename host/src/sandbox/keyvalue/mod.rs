@@ -1,3 +1,5 @@
+//! `wasi:keyvalue` for guests: the buckets their manifest grants, through the call's transaction, deny by default.
+//!
 //! `wasi:keyvalue` (0.2.0-draft2, and 0.2.0-draft in [`draft`]) for guests: the buckets
 //! their manifest grants, through the call's [`Transaction`]. Deny by default: without
 //! `[grants.storage]` every `open` answers `access-denied`.

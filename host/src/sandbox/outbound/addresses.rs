@@ -1,3 +1,5 @@
+//! Which addresses a guest may reach through a granted name: ordinary global unicast only.
+//!
 //! Which addresses a guest may reach through a granted *name*: ordinary global unicast
 //! only. Every range of the IANA IPv4 and IPv6 special-purpose address registries is
 //! refused — also the few the registries mark globally reachable (anycast

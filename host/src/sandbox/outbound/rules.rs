@@ -1,3 +1,5 @@
+//! The allow-list rules: which destinations a grant names, and which addresses no grant of a name may reach.
+//!
 //! The allow-list rules: which destinations a grant names, and which addresses no grant
 //! of a *name* may reach.
 

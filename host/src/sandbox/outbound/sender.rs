@@ -1,3 +1,5 @@
+//! The sender behind the hook: one new connection to exactly the address the rules checked.
+//!
 //! The sender behind the hook: one new connection to exactly the address the rules
 //! checked, with TLS verified for the name the guest asked for.
 

@@ -1,3 +1,5 @@
+//! Who is calling over HTTP: bearer tokens, each standing for an agent, and the sessions bound to their agent.
+//!
 //! Who is calling over HTTP: bearer tokens, each standing for an agent, and the MCP
 //! sessions bound to the agent that opened them.
 //!

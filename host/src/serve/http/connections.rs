@@ -1,3 +1,5 @@
+//! Accepting and serving the HTTP/1.1 connections of the MCP server, bounded against clients that stall.
+//!
 //! Accepting and serving the HTTP/1.1 connections of the MCP server, bounded so that
 //! clients which connect and then stall cannot use it up.
 //!

@@ -1,3 +1,5 @@
+//! `tools/call` on an HTTP session, answered on the connection that brought it, past the SDK's session worker.
+//!
 //! `tools/call` on an HTTP session, answered on the connection that brought it rather
 //! than through the SDK's session worker.
 //!

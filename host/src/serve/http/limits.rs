@@ -1,3 +1,5 @@
+//! How much of the HTTP server one client may take: connections, requests, sessions and their streams.
+//!
 //! How much of the HTTP server one client may take: connections, how long and how large
 //! a request may be, sessions and their streams. Every default is here, and only here;
 //! `toolhost.toml`'s `[http]` table overrides them (see `docs/mcp.md`).

@@ -1,3 +1,5 @@
+//! What the HTTP server does around the MCP SDK's session service: tokens, body limits, protocol answers.
+//!
 //! What the HTTP server does around the MCP SDK's session service: bearer tokens and
 //! session owners, POST bodies read within their size and time limits, JSON-RPC answers
 //! to bodies that are not messages and to sessions or streams past their limits, `204`

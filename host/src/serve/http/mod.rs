@@ -1,3 +1,5 @@
+//! The Streamable HTTP transport of the MCP server: an axum router around the SDK's session service.
+//!
 //! The Streamable HTTP transport of the MCP server: an axum router around rmcp's
 //! session service, with authentication and the protocol's error answers in front of
 //! it ([`crate::serve::http::middleware`]), the `Host`/`Origin` checks against DNS

@@ -1,3 +1,5 @@
+//! The MCP sessions of the HTTP server, bounded in number, streams and idle time.
+//!
 //! The MCP sessions of the HTTP server, bounded: how many may be open at once, how many
 //! streams each may hold, and how long one may sit unused before it is closed.
 //!

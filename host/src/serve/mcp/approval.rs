@@ -1,3 +1,5 @@
+//! Approval through the MCP client: the person behind it is asked, and the call runs only on an explicit yes.
+//!
 //! Approval through the MCP client: a call that needs approval (and that no operator hook
 //! decides) asks the person behind the client, and runs only on an explicit yes.
 //!

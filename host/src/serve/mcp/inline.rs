@@ -1,3 +1,5 @@
+//! A `tools/call` run past the SDK's service loop, by the transport that read it.
+//!
 //! A `tools/call` run past the SDK's service loop, by the transport that read it
 //! (stdio: [`crate::serve::stdio`]; an HTTP session: [`crate::serve::http::direct`]).
 //!

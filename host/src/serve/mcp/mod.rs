@@ -1,3 +1,5 @@
+//! The MCP server: the tools a caller may call, over stdio or Streamable HTTP, with the official Rust SDK.
+//!
 //! The MCP server: the tools a caller may call, served over stdio or Streamable HTTP with
 //! the official Rust SDK (`rmcp`), which owns the JSON-RPC framing, the lifecycle and
 //! every protocol revision (2024-11-05 … 2025-11-25 and the stateless 2026-07-28).

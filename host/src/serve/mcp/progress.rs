@@ -1,3 +1,5 @@
+//! A call's progress reports on their way to the MCP client as `notifications/progress`, paced.
+//!
 //! A call's progress reports on their way to the MCP client as `notifications/progress`
 //! (only when the request carried a `progressToken`): the first at once, then at most one
 //! per [`PROGRESS_INTERVAL`] — a report held back goes out when the interval is over,

@@ -1,3 +1,5 @@
+//! The stdio transport of the MCP server: one JSON-RPC message per line, in on stdin and out on stdout.
+//!
 //! The stdio transport of the MCP server: one JSON-RPC message per line, in on stdin and
 //! out on stdout.
 //!

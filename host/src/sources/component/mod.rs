@@ -1,3 +1,5 @@
+//! The component source: a loaded component's tools, what its manifest decided, and its code while resident.
+//!
 //! A loaded component, shared by every call to its tools: the tools it offers, what its
 //! manifest decided, and its native code ready to instantiate while it is resident
 //! ([`crate::sources::component::code`]).

@@ -1,3 +1,5 @@
+//! Reading an HTTP tool's definition file strictly: every problem a load error naming the file and the line.
+//!
 //! Reading an HTTP tool's definition file (`<ns>/<name>.http.toml`), strictly: every
 //! problem is a load error naming the file and the line, and the tool is not served.
 

@@ -1,3 +1,5 @@
+//! Declarative HTTP tools: a file, `<ns>/<name>.http.toml`, whose tool answers each call with one HTTP request.
+//!
 //! Declarative HTTP tools: a tool defined by a file, `<ns>/<name>.http.toml`, that
 //! answers each call with one HTTP request built from the input (see
 //! `docs/http-tools.md` for the format).

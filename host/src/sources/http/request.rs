@@ -1,3 +1,5 @@
+//! One call of an HTTP tool: the request from the input, sent through the outgoing-HTTP rules, the output read.
+//!
 //! One call of an HTTP tool: the request from the input, sent through the outgoing-HTTP
 //! rules of components (allow-list, special-purpose addresses, a connection to the
 //! checked address), and the output from the response.

@@ -1,3 +1,5 @@
+//! Upstream MCP servers as tool sources: each a namespace whose tools are the server's, governed like any other.
+//!
 //! Upstream MCP servers as tool sources: a server the operator declares in
 //! `toolhost.toml` is a namespace whose tools are the server's, served in a layer like
 //! any other and governed like any other (caller policy, approval, input validation

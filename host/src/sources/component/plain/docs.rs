@@ -1,3 +1,5 @@
+//! The WIT documentation a component carries, read leniently.
+//!
 //! The WIT documentation a component carries: the `package-docs` custom section that
 //! wit-component writes (a version byte, then JSON), read leniently: a component without
 //! it, or with a format this host does not know, simply has no documentation.

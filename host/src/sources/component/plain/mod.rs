@@ -1,3 +1,5 @@
+//! Plain components: a component's exported functions served one tool each, typed by their WIT signatures.
+//!
 //! Plain components: a component that does not export the `toolhost:tool` contract but
 //! exports functions (at its top level or in exported interfaces) is served function by
 //! function. Each function whose types have a JSON form becomes the tool

@@ -1,3 +1,5 @@
+//! WIT types as JSON Schemas (draft 2020-12), exactly.
+//!
 //! WIT types as JSON Schemas (draft 2020-12), exactly: every value [`super::value`]
 //! produces validates against the schema of its type, and every JSON value that
 //! validates converts to a value of the type. The table is in [`super`].

@@ -1,3 +1,5 @@
+//! WIT signatures of exported functions, for people.
+//!
 //! WIT signatures of exported functions, for people: `toolhost inspect` and the
 //! descriptions of undocumented tools. Types are written by structure (wasmtime's
 //! reflection knows a record's fields, not the record's name).

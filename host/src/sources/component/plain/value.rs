@@ -1,3 +1,5 @@
+//! JSON values to WIT values and back, by the WIT type.
+//!
 //! JSON values to WIT values and back, by the WIT type, as [`super::schema`] describes
 //! them. Input has passed the schema already; the conversion still checks everything
 //! it relies on and says where a value is wrong, rather than trusting the check.
