@@ -1855,7 +1855,7 @@ impl Loader {
         match loaded {
             Ok(component) => {
                 for tool in &component.tools {
-                    prop_assert!(names::validate_tool(&tool.name()).is_ok(), "{:?}", tool.name());
+                    prop_assert!(names::validate_tool(tool.name()).is_ok(), "{:?}", tool.name());
                 }
             }
             Err(error) => {

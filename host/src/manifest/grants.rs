@@ -62,8 +62,6 @@ enum ConfigValue {
     Bool(bool),
 }
 
-/// `[policy]` and `[tools.NAME.policy]`: absent keys keep what is above them.
-
 /// `[grants]`: what the component may reach, each grant checked now.
 pub(super) fn grants(path: &Path, base: &Path, raw: RawGrants) -> Result<Grants, Problem> {
     Ok(Grants {

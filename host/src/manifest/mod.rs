@@ -153,6 +153,7 @@ struct RawTool {
     policy: RawPolicy,
 }
 
+/// `[policy]` and `[tools.NAME.policy]`: absent keys keep what is above them.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPolicy {

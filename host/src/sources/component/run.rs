@@ -67,8 +67,7 @@ impl Components {
         let (produced, input_bytes, consumed) = match &code.kind {
             CodeKind::Toolbox(pre) => {
                 let input_text = input.to_string();
-                let Run { result, consumed } =
-                    sandbox.call_tool(pre, &def.name(), &input_text, progress.cloned()).await;
+                let Run { result, consumed } = sandbox.call_tool(pre, def.name(), &input_text, progress.cloned()).await;
                 let produced = match result {
                     Ok(Ok(text)) => Ok(Produced::Text(text)),
                     Ok(Err(failure)) => Err(ToolError::from(failure).for_call(tool)),
