@@ -333,6 +333,7 @@ async fn a_dropped_call_stops_the_guest_and_is_recorded_as_cancelled() {
     // Dropped by the timeout: the record says so, and the only call slot is free.
     let record = records.recv().await.unwrap();
     assert_eq!((record.requested.as_str(), record.outcome.as_str()), ("hostile/busy", "cancelled"));
+    assert_eq!(record.input_bytes, r#"{"iterations":1000000000000}"#.len() as u64, "the input reached the guest");
     let started = std::time::Instant::now();
     assert_eq!(host.call("hostile/count_calls", json!({})).await, Ok(json!({ "calls": 1 })));
     assert!(started.elapsed() < Duration::from_secs(2), "the slot was free at once");

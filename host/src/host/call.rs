@@ -19,6 +19,8 @@
 //! The run is the tool's source's ([`ToolSource`](crate::ToolSource)`::run`); everything before and after
 //! it is the same for every kind of source.
 
+use std::sync::atomic::AtomicU64;
+
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -71,7 +73,9 @@ impl ToolHost {
     /// Calls a tool on behalf of `caller` with a call's own approver and progress sink,
     /// and reports everything about the call (see [`ToolHost::call_detailed_as`]).
     pub async fn call_with(&self, caller: &Caller, name: &str, input: Value, options: &CallOptions) -> CallReport {
+        // The call's log target is named, not its module's path: operators filter on it.
         let span = tracing::info_span!(
+            target: "toolhost::call",
             "tool_call",
             agent = %caller.agent,
             session = caller.session.as_deref(),
@@ -96,7 +100,11 @@ impl ToolHost {
             }
         };
         recorder.report().answered_by(entry);
-        let (outcome, usage) = self.run_tool(caller, entry, form, permit, input, options).instrument(span).await;
+        let checked = self.checked_input(caller, entry, form, permit, input, options).instrument(span.clone()).await;
+        let (outcome, usage) = match checked {
+            Ok(input) => self.run_tool(entry, input, options, recorder.input_bytes()).instrument(span).await,
+            Err(error) => (Err(error), Usage::default()),
+        };
         let report = recorder.report();
         report.outcome = outcome;
         usage.into_report(report);
@@ -116,21 +124,15 @@ impl ToolHost {
             .await
     }
 
-    /// Runs a call of a tool the caller may call, from its input's checks to its
-    /// output's: the outcome, and what the call used.
+    /// Runs a call of a tool with an input that passed its checks, to its output's
+    /// checks: the outcome, and what the call used.
     async fn run_tool(
         &self,
-        caller: &Caller,
         entry: &ToolEntry,
-        form: NameForm,
-        permit: Permit,
         input: Value,
         options: &CallOptions,
+        input_bytes: &AtomicU64,
     ) -> (Result<Value, CallError>, Usage) {
-        let input = match self.checked_input(caller, entry, form, permit, input, options).await {
-            Ok(input) => input,
-            Err(error) => return (Err(error), Usage::default()),
-        };
         let Ok(_slot) = self.call_slots.acquire().await else {
             let error = CallError::Host { tool: entry.full_name.clone(), message: "the host is shutting down".into() };
             return (Err(error), Usage::default());
@@ -140,6 +142,7 @@ impl ToolHost {
             resolver: &self.resolver,
             storage: &self.storage,
             progress: options.progress.as_ref(),
+            input_bytes,
         };
         let ran = entry.source.run(&entry.full_name, input, &context).await;
         let (output_bytes, output) = match ran.produced {
@@ -147,7 +150,6 @@ impl ToolHost {
             Err(error) => (0, Err(error)),
         };
         let usage = Usage {
-            input_bytes: ran.input_bytes,
             fuel_consumed: ran.fuel_consumed,
             output_bytes,
             captured: ran.captured,
@@ -190,7 +192,6 @@ impl ToolHost {
 /// What a call that reached its tool used, for its report.
 #[derive(Default)]
 struct Usage {
-    input_bytes: u64,
     fuel_consumed: u64,
     output_bytes: u64,
     captured: CapturedOutput,
@@ -199,7 +200,6 @@ struct Usage {
 
 impl Usage {
     fn into_report(self, report: &mut CallReport) {
-        report.input_bytes = self.input_bytes;
         report.fuel_consumed = self.fuel_consumed;
         report.output_bytes = self.output_bytes;
         report.captured = self.captured;

@@ -1,5 +1,6 @@
 //! What one call brings and what it ends in: its options, its report, and the record written when it ends (or is dropped).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -180,6 +181,8 @@ pub(super) struct Recorder<'h> {
     started: Instant,
     /// Taken when the call ends.
     report: Option<CallReport>,
+    /// Set by the tool's source before it runs (`RunContext::input_bytes`).
+    input_bytes: AtomicU64,
 }
 
 impl<'h> Recorder<'h> {
@@ -197,7 +200,13 @@ impl<'h> Recorder<'h> {
             started_at: SystemTime::now(),
             started: Instant::now(),
             report: Some(CallReport::new(caller.clone(), call_id, name.to_owned())),
+            input_bytes: AtomicU64::new(0),
         }
+    }
+
+    /// Where the tool's source puts the size of the input it was handed.
+    pub fn input_bytes(&self) -> &AtomicU64 {
+        &self.input_bytes
     }
 
     /// The report being filled.
@@ -213,9 +222,10 @@ impl<'h> Recorder<'h> {
 
     fn record(&self, mut report: CallReport) -> CallReport {
         report.duration = self.started.elapsed();
+        report.input_bytes = self.input_bytes.load(Ordering::Relaxed);
         let outcome = report.outcome.as_ref().map_or_else(|e| e.kind().as_str(), |_| "ok");
         self.span.record("outcome", outcome);
-        tracing::info!(parent: &self.span, duration_us = report.duration.as_micros() as u64, fuel = report.fuel_consumed, "call finished");
+        tracing::info!(target: "toolhost::call", parent: &self.span, duration_us = report.duration.as_micros() as u64, fuel = report.fuel_consumed, "call finished");
         if let Some(metrics) = &self.host.metrics {
             metrics.record_call(&report);
         }
@@ -231,7 +241,7 @@ impl Drop for Recorder<'_> {
         if let Some(mut report) = self.report.take() {
             let tool = report.tool.clone().unwrap_or_else(|| report.requested.clone());
             report.outcome = Err(CallError::Cancelled { tool });
-            tracing::debug!(caller = %report.caller, tool = ?report.tool, "call cancelled");
+            tracing::debug!(target: "toolhost::call", caller = %report.caller, tool = ?report.tool, "call cancelled");
             self.record(report);
         }
     }

@@ -13,6 +13,7 @@ pub mod upstream;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -61,8 +62,6 @@ pub(crate) enum Produced {
 /// One run of a tool by its source: what it produced, or why not, and what it consumed.
 pub(crate) struct Ran {
     pub produced: Result<Produced, CallError>,
-    /// Bytes of the input handed to the tool.
-    pub input_bytes: u64,
     /// Fuel the guest burned (0 outside a sandbox).
     pub fuel_consumed: u64,
     /// What the guest printed and logged.
@@ -76,14 +75,13 @@ pub(crate) struct Ran {
 impl Ran {
     /// A run that ended before the tool ran, with `error`.
     pub fn refused(error: CallError) -> Ran {
-        Ran::produced(Err(error), 0)
+        Ran::produced(Err(error))
     }
 
-    /// A run of a source outside any sandbox: what it produced, and its input's size.
-    pub fn produced(produced: Result<Produced, CallError>, input_bytes: u64) -> Ran {
+    /// A run of a source outside any sandbox: what it produced.
+    pub fn produced(produced: Result<Produced, CallError>) -> Ran {
         Ran {
             produced,
-            input_bytes,
             fuel_consumed: 0,
             captured: CapturedOutput::default(),
             denied_requests: Vec::new(),
@@ -101,6 +99,9 @@ pub(crate) struct RunContext<'a> {
     pub storage: &'a Arc<Storage>,
     /// Where the tool's progress reports go.
     pub progress: Option<&'a ProgressHook>,
+    /// Bytes of the input handed to the tool, set before the tool runs: a call dropped
+    /// while it runs is still recorded with them.
+    pub input_bytes: &'a AtomicU64,
 }
 
 /// Bytes of `input` as JSON text.
@@ -111,9 +112,13 @@ fn json_size(input: &Value) -> u64 {
 impl ToolSource {
     /// Runs a call of the tool `full_name` with `input` (valid for its input schema).
     pub(crate) async fn run(&self, full_name: &str, input: Value, context: &RunContext<'_>) -> Ran {
+        // A component measures the input as it writes it for the guest.
+        if !matches!(self, ToolSource::Component { .. }) {
+            context.input_bytes.store(json_size(&input), Ordering::Relaxed);
+        }
         match self {
             ToolSource::Component { component, index } => {
-                context.components.run(component, *index, (full_name, &input), context.storage, context.progress).await
+                context.components.run(component, *index, (full_name, &input), context).await
             }
             ToolSource::Native(tool) => tool.run(full_name, input).await,
             ToolSource::Http(tool) => tool.run(full_name, &input, context.resolver.as_ref()).await,

@@ -80,7 +80,12 @@ impl NativeTool {
             names::split(name).ok_or_else(|| bad_name("a native tool's name is `namespace/tool`".into()))?;
         names::validate_namespace(namespace).map_err(bad_name)?;
         let output_schema = output_schema.to_string();
-        let def = ToolDef::new(tool, description, &input_schema.to_string(), DeclaredOutput::Json(&output_schema))?;
+        // A native tool has no file to say where it is: its refusal quotes its full name.
+        let def = ToolDef::new(tool, description, &input_schema.to_string(), DeclaredOutput::Json(&output_schema))
+            .map_err(|refused| match refused {
+                ToolDefError::Tool { problem, .. } => ToolDefError::of(name, problem),
+                other => other,
+            })?;
         let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
         Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
     }
@@ -164,7 +169,6 @@ impl NativeTool {
     /// run the call, never the host's end.
     pub(crate) async fn run(&self, full_name: &str, input: Value) -> Ran {
         use futures::FutureExt;
-        let input_bytes = super::json_size(&input);
         let limit = self.def.limits.timeout;
         let call = std::panic::AssertUnwindSafe((self.handler)(input)).catch_unwind();
         let tool = full_name.to_owned();
@@ -174,6 +178,6 @@ impl NativeTool {
             Ok(Ok(Ok(output))) => Ok(Produced::Value(output)),
             Ok(Ok(Err(failure))) => Err(failure.for_call(&tool)),
         };
-        Ran::produced(produced, input_bytes)
+        Ran::produced(produced)
     }
 }

@@ -197,7 +197,7 @@ mod tests {
     use super::*;
     use crate::runtime::CacheSetting;
     use crate::sandbox::SystemResolver;
-    use crate::sources::Produced;
+    use crate::sources::{Produced, RunContext};
     use crate::storage::{Storage, StorageSetting};
     use crate::tool::Limits;
     use crate::trust::SigningKeys;
@@ -242,7 +242,11 @@ mod tests {
 
     /// Calls the component's `spin`.
     async fn spin(components: &Components, component: &Arc<LoadedComponent>, storage: &Arc<Storage>) -> Value {
-        let ran = components.run(component, 0, ("slow/spin", &json!({})), storage, None).await;
+        let resolver: Arc<dyn crate::sandbox::Resolve> = Arc::new(SystemResolver);
+        let input_bytes = std::sync::atomic::AtomicU64::new(0);
+        let context =
+            RunContext { components, resolver: &resolver, storage, progress: None, input_bytes: &input_bytes };
+        let ran = components.run(component, 0, ("slow/spin", &json!({})), &context).await;
         match ran.produced {
             Ok(Produced::Value(value)) => value,
             Ok(Produced::Text(text)) => panic!("a plain component answered text: {text}"),

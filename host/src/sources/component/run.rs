@@ -1,16 +1,16 @@
 //! One call of a component's tool: a fresh sandbox with the tool's limits and the component's grants.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
 use super::code::CodeKind;
 use super::{Components, LoadedComponent};
 use crate::error::CallError;
-use crate::progress::ProgressHook;
 use crate::sandbox::{self, CapturedOutput, Run, Sandbox, Services};
-use crate::sources::{Produced, Ran};
-use crate::storage::{CommitError, Storage, Transaction};
+use crate::sources::{Produced, Ran, RunContext};
+use crate::storage::{CommitError, Transaction};
 use crate::text::Escaped;
 use crate::tool::ToolError;
 
@@ -46,8 +46,7 @@ impl Components {
         component: &Arc<LoadedComponent>,
         index: usize,
         (tool, input): (&str, &Value),
-        storage: &Arc<Storage>,
-        progress: Option<&ProgressHook>,
+        context: &RunContext<'_>,
     ) -> Ran {
         let code = match component.resident.code(|| self.restore(component)).await {
             Ok(code) => code,
@@ -62,35 +61,37 @@ impl Components {
             label: Arc::from(tool),
             limits: &def.limits,
             grants: component.grants.clone(),
-            services: Services { resolver: self.resolver.clone(), storage: Some(storage.clone()) },
+            services: Services { resolver: self.resolver.clone(), storage: Some(context.storage.clone()) },
         };
-        let (produced, input_bytes, consumed) = match &code.kind {
+        let measured = |bytes: usize| context.input_bytes.store(bytes as u64, Ordering::Relaxed);
+        let (produced, consumed) = match &code.kind {
             CodeKind::Toolbox(pre) => {
                 let input_text = input.to_string();
-                let Run { result, consumed } = sandbox.call_tool(pre, def.name(), &input_text, progress.cloned()).await;
+                measured(input_text.len());
+                let progress = context.progress.cloned();
+                let Run { result, consumed } = sandbox.call_tool(pre, def.name(), &input_text, progress).await;
                 let produced = match result {
                     Ok(Ok(text)) => Ok(Produced::Text(text)),
                     Ok(Err(failure)) => Err(ToolError::from(failure).for_call(tool)),
                     Err(error) => Err(error),
                 };
-                (produced, input_text.len(), consumed)
+                (produced, consumed)
             }
             CodeKind::Plain { pre, calls } => {
-                let input_bytes = serde_json::to_vec(input).map_or(0, |bytes| bytes.len());
+                measured(serde_json::to_vec(input).map_or(0, |bytes| bytes.len()));
                 let call = &calls[index];
                 let params = match call.params(tool, input) {
                     Ok(params) => params,
-                    Err(error) => return Ran { input_bytes: input_bytes as u64, ..Ran::refused(error) },
+                    Err(error) => return Ran::refused(error),
                 };
                 let Run { result, consumed } = sandbox.invoke(pre, &call.export, params, call.result_count()).await;
                 let produced = result.and_then(|values| call.output(tool, &values)).map(Produced::Value);
-                (produced, input_bytes, consumed)
+                (produced, consumed)
             }
         };
         log_captured(tool, &consumed.output);
         Ran {
             produced,
-            input_bytes: input_bytes as u64,
             fuel_consumed: consumed.fuel,
             captured: consumed.output,
             denied_requests: consumed.denied_requests,

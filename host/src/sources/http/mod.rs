@@ -128,7 +128,7 @@ impl HttpTool {
             Ok(Err(HttpCallFailure::Failed(message))) => Err(ToolError::Failed(message).for_call(&tool)),
             Ok(Err(HttpCallFailure::Host(message))) => Err(CallError::Host { tool, message }),
         };
-        Ran { denied_requests: denied, ..Ran::produced(produced, super::json_size(input)) }
+        Ran { denied_requests: denied, ..Ran::produced(produced) }
     }
 }
 

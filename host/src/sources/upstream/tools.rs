@@ -70,17 +70,21 @@ impl UpstreamTool {
     }
 
     /// Calls the tool on its server under the tool's time limit. Dropping the call (its
-    /// caller going away) sends the server `notifications/cancelled` for the request.
+    /// caller going away) sends the server `notifications/cancelled` for the request. A
+    /// panic on the way (in the client) is the host's failure to run the call, never
+    /// the host's end.
     pub(crate) async fn run(&self, full_name: &str, input: Value) -> Ran {
-        let input_bytes = crate::sources::json_size(&input);
+        use futures::FutureExt;
         let limit = self.def.limits.timeout;
         let tool = full_name.to_owned();
-        let produced = match tokio::time::timeout(limit, self.call(input)).await {
+        let call = std::panic::AssertUnwindSafe(self.call(input)).catch_unwind();
+        let produced = match tokio::time::timeout(limit, call).await {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
-            Ok(Ok(output)) => Ok(Produced::Value(output)),
-            Ok(Err(failure)) => Err(failure.for_call(&tool)),
+            Ok(Err(_panic)) => Err(CallError::Host { tool, message: "the MCP client panicked".into() }),
+            Ok(Ok(Ok(output))) => Ok(Produced::Value(output)),
+            Ok(Ok(Err(failure))) => Err(failure.for_call(&tool)),
         };
-        Ran::produced(produced, input_bytes)
+        Ran::produced(produced)
     }
 
     async fn call(&self, input: Value) -> Result<Value, ToolError> {
