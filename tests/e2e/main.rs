@@ -34,5 +34,6 @@ mod stdlib;
 mod stdlib_code;
 mod stdlib_task;
 mod storage;
+mod tool_rules;
 mod trust;
 mod upstream;

@@ -38,7 +38,7 @@ pub enum ToolDefError {
     /// One tool breaks a rule.
     #[error("tool `{tool}`: {problem}")]
     Tool {
-        /// The tool's name as declared (at most 64 characters of it).
+        /// The tool's name as declared (at most 64 bytes of it, the rest counted).
         tool: String,
         /// The rule it breaks.
         problem: ToolProblem,
@@ -118,6 +118,17 @@ pub enum NativeToolError {
         tool: String,
         /// Which limit, and the ceiling.
         problem: String,
+    },
+    /// The native tools of one namespace in one layer, one source, break a rule of a
+    /// source's set of tools (too many, a name twice).
+    #[error("native tools of the namespace `{namespace}` in the layer `{layer}`: {refused}")]
+    Set {
+        /// The namespace.
+        namespace: String,
+        /// The layer's name.
+        layer: String,
+        /// The rule broken.
+        refused: ToolDefError,
     },
     /// No layer of the host has this name.
     #[error("no layer named `{0}` (native tools go into a layer the host was built with)")]

@@ -178,7 +178,9 @@ impl ToolHostBuilder {
 
     /// Serves a native tool in the layer named `layer` (added with [`Self::layer`], for
     /// example a [`Layer::native`], in the precedence the embedder chooses). A tool whose
-    /// layer is missing fails the build.
+    /// layer is missing, whose timeout is over the host's ceiling, or whose name another
+    /// tool of that layer has fails the build; so do more than
+    /// [`MAX_TOOLS`](crate::MAX_TOOLS) native tools of one namespace in one layer.
     pub fn tool(mut self, layer: impl Into<String>, tool: NativeTool) -> Self {
         self.natives.push((layer.into(), tool));
         self
@@ -328,6 +330,6 @@ fn native_slots(
 ) -> Result<Vec<NativeSlot>, BuildError> {
     let slots: Vec<NativeSlot> =
         natives.into_iter().map(|(layer, tool)| native_slot(layers, &layer, tool, limits)).collect::<Result<_, _>>()?;
-    check_native_sets(&slots)?;
+    check_native_sets(layers, &slots)?;
     Ok(slots)
 }

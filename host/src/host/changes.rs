@@ -52,7 +52,7 @@ impl ToolHost {
         let full_name = slot.tool.full_name();
         parts.natives.retain(|native| !(native.layer == slot.layer && native.tool.full_name() == full_name));
         parts.natives.push(slot);
-        check_native_sets(&parts.natives)?;
+        check_native_sets(&self.layers, &parts.natives)?;
         parts.generation += 1;
         Ok(self.publish(&previous, Snapshot::build(parts)))
     }
@@ -151,13 +151,17 @@ pub(super) fn native_slot(
 
 /// The native tools of each namespace of each layer, as one source: at most as many as
 /// one source may offer.
-pub(super) fn check_native_sets(natives: &[NativeSlot]) -> Result<(), NativeToolError> {
+pub(super) fn check_native_sets(layers: &[Layer], natives: &[NativeSlot]) -> Result<(), NativeToolError> {
     let mut sets: std::collections::BTreeMap<(usize, &str), Vec<&str>> = Default::default();
     for native in natives {
         sets.entry((native.layer, native.tool.namespace.as_str())).or_default().push(native.tool.def.name());
     }
-    for names in sets.values() {
-        check_set(names.iter().copied())?;
+    for ((layer, namespace), names) in sets {
+        check_set(names.into_iter()).map_err(|refused| NativeToolError::Set {
+            namespace: namespace.to_owned(),
+            layer: layers[layer].name.clone(),
+            refused,
+        })?;
     }
     Ok(())
 }

@@ -57,3 +57,30 @@ impl ToolHost {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use crate::ToolHost;
+    use crate::registry::Layer;
+
+    /// The task applying the supervisors' publications holds a clone of the host: it
+    /// must end with the embedder's last clone, or the host (its engines, its instance
+    /// pools) would outlive it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_last_clone_dropped_frees_the_host() {
+        let host = ToolHost::builder().layer(Layer::native("app")).build().await.unwrap();
+        let loaders = Arc::downgrade(&host.loaders);
+        let clone = host.clone();
+        drop(host);
+        assert!(loaders.upgrade().is_some(), "a clone keeps the host");
+        let dropped = Instant::now();
+        drop(clone);
+        while loaders.upgrade().is_some() {
+            assert!(dropped.elapsed() < Duration::from_secs(5), "the host outlived its last clone by 5 s");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}

@@ -12,9 +12,10 @@ use super::Layer;
 use super::discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
 use super::loading::{Loaders, Loading, ProgressFn, ToLoad};
 use super::snapshot::{ComponentSlot, HttpSlot, NativeSlot, Parts, Snapshot, UpstreamSlot};
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, ToolDefError};
 use crate::sources::{HttpTool, return_freed_memory};
 use crate::text::Escaped;
+use crate::tool::MAX_TOOLS;
 
 /// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots, the
 /// last good versions of files that now fail, and its native tools; without it (the
@@ -75,6 +76,7 @@ impl Scan {
         }
         discovery_errors.extend(apply_lock_pins(loaders, layers, &mut discovered));
         let mut http_tools = load_http_tools(loaders, http_found, previous);
+        discovery_errors.extend(refuse_crowded_http_namespaces(&mut http_tools, previous));
         let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
         let (mut slots, to_load) = reuse_unchanged(discovered, previous);
         for slot in unreadable_but_served(previous, &discovery_errors) {
@@ -203,6 +205,42 @@ fn unreadable_dirs(discovery_errors: &[LoadError]) -> Vec<&Path> {
         .filter(|error| matches!(error.kind, LoadErrorKind::Io(_)))
         .map(|error| error.path.as_path())
         .collect()
+}
+
+/// The HTTP tools of one namespace directory are one source: past [`MAX_TOOLS`] tools
+/// the directory is refused with one error naming it, as a component or an upstream
+/// server offering too many tools is, and it keeps serving the tools it served before
+/// (none, the first time).
+fn refuse_crowded_http_namespaces(http_tools: &mut Vec<HttpSlot>, previous: Option<&Snapshot>) -> Vec<LoadError> {
+    let mut serving: HashMap<(usize, &str), usize> = HashMap::new();
+    for slot in http_tools.iter().filter(|slot| slot.loaded.is_some()) {
+        *serving.entry((slot.layer, slot.namespace.as_str())).or_default() += 1;
+    }
+    let crowded: HashMap<(usize, String), usize> = serving
+        .into_iter()
+        .filter(|(_, count)| *count > MAX_TOOLS)
+        .map(|((layer, namespace), count)| ((layer, namespace.to_owned()), count))
+        .collect();
+    if crowded.is_empty() {
+        return Vec::new();
+    }
+    let is_crowded = |slot: &HttpSlot| crowded.contains_key(&(slot.layer, slot.namespace.clone()));
+    let mut errors: Vec<LoadError> = Vec::new();
+    for slot in http_tools.iter().filter(|slot| is_crowded(slot)) {
+        let directory = slot.path.parent().unwrap_or(&slot.path);
+        if !errors.iter().any(|error| error.path == directory) {
+            let refused =
+                ToolDefError::TooMany { count: crowded[&(slot.layer, slot.namespace.clone())], limit: MAX_TOOLS };
+            errors.push(LoadError::new(directory, LoadErrorKind::Tool(refused)));
+        }
+    }
+    http_tools.retain(|slot| !is_crowded(slot));
+    let before = previous.map(|snapshot| snapshot.http_tools.iter().filter(|slot| is_crowded(slot)));
+    http_tools.extend(before.into_iter().flatten().cloned());
+    for error in &errors {
+        tracing::warn!("{} (what it served before keeps serving)", Escaped(&error.to_string()));
+    }
+    errors
 }
 
 /// The slots of HTTP tool definitions: unchanged files keep their slot; the others are

@@ -214,14 +214,16 @@ impl Snapshot {
         names::unmap(name).and_then(|full| self.tools.get(&full)).map(|entry| (entry, NameForm::Exported))
     }
 
-    /// The load error of a component in the namespace `name` (any name form) refers
-    /// to: the component that would have served a tool missing from the snapshot.
+    /// The load error of a file in the namespace `name` (any name form) refers to, or of
+    /// its directory: what would have served a tool missing from the snapshot.
     pub fn load_error_in_namespace_of(&self, name: &str) -> Option<&LoadError> {
         let full_name = if name.contains('/') { name.to_owned() } else { names::unmap(name)? };
         let (namespace, _tool) = names::split(&full_name)?;
         let components = self.components.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
         let http_tools = self.http_tools.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
-        components.chain(http_tools).find_map(Option::as_ref)
+        let is_namespace = |path: &std::path::Path| path.file_name().is_some_and(|dir| dir == namespace);
+        let directory = || self.discovery_errors.iter().find(|error| is_namespace(&error.path));
+        components.chain(http_tools).find_map(Option::as_ref).or_else(directory)
     }
 
     /// Up to three served names close to `name`, best first.

@@ -79,9 +79,9 @@ impl ToolDef {
         Ok(())
     }
 
-    /// Its output is MCP content blocks from now on, described by their schema.
+    /// Its output travels as MCP content blocks from now on; its output schema stays the
+    /// one declared, which every output is still checked against.
     pub fn with_mcp_content_output(mut self) -> ToolDef {
-        self.output_schema = content_schema();
         self.output_form = OutputForm::McpContent;
         self
     }

@@ -16,7 +16,6 @@ use super::template::{Place, UrlTemplate};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::error::{SchemaRole, ToolDefError, ToolProblem};
 use crate::manifest::{RawPolicy, size_key, timeout_key};
-use crate::names;
 use crate::sandbox::HostPattern;
 use crate::tool::{Ceilings, DeclaredOutput, Limits, ToolDef, ToolHints, ToolPolicy};
 use crate::units::{Problem, Size};
@@ -132,7 +131,6 @@ pub(crate) fn tool_name(path: &Path) -> Option<&str> {
 
 fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Result<(ToolDef, RequestSpec), Problem> {
     let name = tool_name(path).unwrap_or_default();
-    names::validate_tool(name).map_err(|problem| Problem { span: None, message: problem })?;
     let raw: RawDefinition = toml::from_str(text).map_err(|e| Problem::from_toml(&e))?;
     let description_span = raw.description.span();
     if raw.description.get_ref().trim().is_empty() {

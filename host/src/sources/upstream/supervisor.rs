@@ -315,6 +315,14 @@ impl Supervisor {
     async fn publish_tools(&self, tools: &[Tool], peer: &Peer<RoleClient>) -> usize {
         let error = |refused| LoadError::new(section(&self.server.name), LoadErrorKind::Tool(refused));
         let (mut served, mut errors) = (Vec::with_capacity(tools.len()), Vec::new());
+        // The server's name is its tools' namespace: a name `toolhost.toml` did not
+        // check (an embedder's) serves nothing, as a native tool's namespace would not.
+        if let Err(problem) = crate::names::validate_namespace(&self.server.name) {
+            let refused = LoadError::new(section(&self.server.name), LoadErrorKind::BadName(problem));
+            tracing::warn!("{}", crate::text::Escaped(&refused.to_string()));
+            publish(&self.publisher, &self.server, served, vec![refused]).await;
+            return 0;
+        }
         match check_set(tools.iter().map(|tool| tool.name.as_ref())) {
             Err(refused) => errors.push(error(refused)),
             Ok(()) => {
@@ -325,6 +333,9 @@ impl Supervisor {
                     }
                 }
             }
+        }
+        for refused in &errors {
+            tracing::warn!("{}", crate::text::Escaped(&refused.to_string()));
         }
         let count = served.len();
         publish(&self.publisher, &self.server, served, errors).await;

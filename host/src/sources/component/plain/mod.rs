@@ -35,7 +35,8 @@
 //!
 //! A function without a result has the output `null`. Descriptions come from the
 //! component's WIT documentation (its `package-docs` custom section) where present, else
-//! from the signature; a manifest's `[tools.NAME] description` overrides either.
+//! from the signature (its first KiB); a manifest's `[tools.NAME] description` overrides
+//! either.
 
 mod docs;
 mod schema;
@@ -212,10 +213,22 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
     Ok(PlainTool { def, function, call: PlainCall { export, params, result } })
 }
 
+/// How much of a signature (and of an interface's name) a generated description quotes:
+/// the host writes it, so it never breaks the description rule, and a type written out
+/// (a record, an enum's cases) can be long.
+const SIGNATURE_DESCRIBED: usize = 1024;
+
 fn generated_description(candidate: &Candidate, signature: &str) -> String {
+    let quoted = |text: &str| {
+        let mut shown = text.to_owned();
+        match crate::text::truncate(&mut shown, SIGNATURE_DESCRIBED) {
+            0 => format!("`{shown}`"),
+            dropped => format!("`{shown}…` ({dropped} more bytes)"),
+        }
+    };
     match &candidate.interface {
-        Some(interface) => format!("Calls `{signature}` of the interface `{interface}`."),
-        None => format!("Calls `{signature}`."),
+        Some(interface) => format!("Calls {} of the interface {}.", quoted(signature), quoted(interface)),
+        None => format!("Calls {}.", quoted(signature)),
     }
 }
 
