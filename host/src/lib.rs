@@ -1,30 +1,37 @@
 //! toolhost: a host for AI-agent tools written as WebAssembly components.
 //!
 //! A tool is a WASI 0.2 component that exports the `toolhost:tool` contract (see
-//! `wit/tool.wit`). [`ToolHost`] discovers components in layered directories, compiles
-//! each once, and runs every call in a fresh, limited sandbox. The house has three
-//! stages, each a folder of this crate:
+//! `wit/tool.wit`), a plain component whose typed exports are tools, a native Rust
+//! function, an HTTP API declared in a `.http.toml` file, or a tool of an upstream MCP
+//! server. [`ToolHost`] finds them in layered directories and its configuration, and
+//! runs every call through one pipeline; a component's call runs in a fresh, limited
+//! sandbox. The crate is built in floors, each importing only the ones below
+//! (`docs/architecture.md`):
 //!
-//! - **load** (`config/`, `registry/`): `toolhost.toml` and each component's manifest;
-//!   discovery in layered roots, compilation (cached on disk), precedence, hot reload.
-//!   Loading publishes an immutable [`Snapshot`] that calls read without locks.
-//!   Upstream MCP servers (`upstream/`) are namespaces too: kept connected, their tools
-//!   served like native ones and governed by the same pipeline.
-//! - **call** (`call.rs` over `sandbox/`): the pipeline below, a fresh sandbox per call
-//!   with fuel, memory and time limits and only the capabilities granted.
-//! - **serve** (`serve/`): one tool definition for every consumer (MCP, OpenAI,
-//!   Anthropic) and the MCP server over stdio and Streamable HTTP.
+//! - **vocabulary** (`tool/`, `error/`, `names.rs`, `schema.rs`, …): what a tool is, and
+//!   the rules every tool obeys whatever its source ([`ToolDef::new`]);
+//! - **mechanisms** (`runtime/`, `sandbox/`, `manifest/`, `policy/`, `storage/`,
+//!   `definitions/`, …): the engines, the sandbox, what operators write per component,
+//!   one tool definition for every consumer (MCP, OpenAI, Anthropic);
+//! - **sources** (`sources/`): one folder per kind of tool source, each loading its tools
+//!   and running a call of one ([`ToolSource`]);
+//! - **registry** (`registry/`, `oci/`): discovery in layered roots, precedence, reloads;
+//!   loading publishes an immutable [`Snapshot`] that calls read without locks;
+//! - **host** (`host/`): [`ToolHost`], its builder, and the call pipeline below;
+//! - **serve** (`serve/`): the MCP server over stdio and Streamable HTTP;
+//! - **config** (`config/`): `toolhost.toml`, which builds and watches a host.
 //!
 //! ```text
-//! ToolHost::call(name, input)                                       call.rs
+//! ToolHost::call(name, input)                                       host/call.rs
 //!   -> resolve    current snapshot, by full, bare or exported name  NotFound + close matches
 //!   -> authorize  caller policy, then approval                      PermissionDenied
 //!   -> validate   input against the tool's input schema             InputInvalid + JSON pointer
-//!   -> sandbox    fresh Store with limits and grants, instance from the cached InstancePre
-//!   -> guest      toolbox.call(tool, input-json)                    InputInvalid | Failed | Trap | Timeout | OutOfFuel | MemoryLimit
+//!   -> run        ToolSource::run (sources/mod.rs): a component in a fresh Store with
+//!                 limits and grants, a native future, an HTTP request, an upstream call
+//!                                                                   InputInvalid | Failed | Trap | Timeout | OutOfFuel | MemoryLimit
 //!   -> check      output size, then output against the output schema  OutputTooLarge | OutputInvalid
 //!   -> commit     the call's wasi:keyvalue writes, all together (storage/)
-//!   -> record     audit record, success or not; the CallReport
+//!   -> record     audit record, success or not; the CallReport (host/report.rs)
 //! ```
 //!
 //! ```no_run
@@ -50,7 +57,7 @@ pub mod text;
 mod tool;
 mod units;
 // Floor 2, mechanisms:
-mod definitions;
+pub mod definitions;
 mod manifest;
 mod policy;
 mod runtime;
@@ -86,8 +93,8 @@ pub use crate::registry::{
 };
 pub use crate::runtime::{CacheSetting, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
 pub use crate::sandbox::{
-    Capabilities, CapturedOutput, DeniedRequest, FileGrant, Grants, HostPattern, LogLine, Resolve, SystemResolver,
-    TABLE_ELEMENTS_LIMIT,
+    Capabilities, Capability, CapturedOutput, DeniedRequest, FileGrant, Grants, HostPattern, LogLine, Resolve,
+    SystemResolver, TABLE_ELEMENTS_LIMIT,
 };
 pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
 pub use crate::sources::{

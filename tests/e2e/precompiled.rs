@@ -100,7 +100,8 @@ fn replicas_read_a_precompiled_toolset_without_writing_it_and_compile_when_its_e
 
     // Code for another engine (another toolhost version made it): ignored, and said so.
     std::fs::rename(precompiled.join(&engine), precompiled.join("0123456789abcdef")).unwrap();
-    let output = toolhost(&["call", "text/slugify", "--input", r#"{"text":"A B"}"#], Some(&config));
+    // A warning: a one-shot command shows it when its log is at `warn`.
+    let output = toolhost(&["--log", "warn", "call", "text/slugify", "--input", r#"{"text":"A B"}"#], Some(&config));
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout_json(&output), json!({ "slug": "a-b" }));
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -37,7 +37,7 @@ use oci_client::{Client, Reference};
 use store::BlobStore;
 
 pub use auth::docker_config_path;
-pub use lock::{LOCK_FILE, Lock};
+pub use lock::{LOCK_FILE, Lock, LockError, Locked};
 pub use pull::{PullMode, Pulled, pull};
 pub use push::{Pushed, push};
 

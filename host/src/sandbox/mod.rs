@@ -15,7 +15,7 @@ mod output;
 mod state;
 mod store;
 
-pub use grants::{Capabilities, FileGrant, Grants};
+pub use grants::{Capabilities, Capability, FileGrant, Grants};
 pub(crate) use keyvalue::quotas;
 pub use limits::TABLE_ELEMENTS_LIMIT;
 pub use outbound::{DeniedRequest, HostPattern, Resolve, SystemResolver};

@@ -1,9 +1,9 @@
 //! Serving tools to their consumers: the MCP server over stdio and over Streamable HTTP.
 //!
-//! Serving tools to their consumers: one tool definition for every consumer
-//! ([`definitions`]), and the MCP server over stdio ([`serve_stdio`]) and Streamable
-//! HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens ([`auth`]) and bounds
-//! on what one client may take ([`limits`]).
+//! Serving tools to their consumers: the MCP server over stdio ([`serve_stdio`]) and
+//! Streamable HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens
+//! ([`new_token`], [`digest`]) and bounds on what one client may take ([`HttpLimits`]).
+//! Every consumer reads the same tool definitions (`crate::definitions`).
 
 mod http;
 mod mcp;

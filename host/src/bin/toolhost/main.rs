@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use toolhost::text::Escaped;
 use toolhost::{Caller, exit};
 
 use commands::{HostOptions, call, compile, export, inspect, list, new, oci, serve, storage, token};
@@ -135,10 +134,7 @@ fn main() -> ExitCode {
             Command::New(args) => new::run(args),
         }
     });
-    outcome.unwrap_or_else(|e| {
-        eprintln!("error: {}", Escaped(&format!("{e:#}")));
-        ExitCode::from(exit::HOST)
-    })
+    outcome.unwrap_or_else(|e| output::fail("host", &format!("{e:#}"), exit::HOST))
 }
 
 /// The arguments, with the exit-code table of `--help` taken from the library.

@@ -21,7 +21,7 @@ pub fn print_line(text: &str) {
     if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush())
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        eprintln!("error: cannot write to stdout: {e}");
+        eprintln!("error[host]: cannot write to stdout: {e}");
     }
 }
 
