@@ -1,8 +1,8 @@
-//! What one call may consume, and every ceiling the host puts on it.
+//! A call's memory and tables held to its limit as the guest grows them.
 //!
-//! [`Limits`] are host-wide defaults, narrowed or widened per component by its manifest,
-//! never beyond the [`Ceilings`]: the memory the engine's pool reserves per instance
-//! (configurable), [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) and [`TABLE_ELEMENTS_LIMIT`].
+//! The limits themselves, and the ceilings no setting exceeds, are the tool's
+//! (`crate::tool::Limits`, `crate::tool::Ceilings`); a call's store enforces its memory
+//! limit here, and every table at most [`TABLE_ELEMENTS_LIMIT`] elements.
 
 use wasmtime::ResourceLimiter;
 

@@ -86,10 +86,12 @@ pub fn layers(args: &[String], root: &Path) -> Result<(), String> {
     }
 }
 
-/// The rows `| N | name | `entry` `entry` … |` of the table under "## The floors".
+/// The rows `| N | name | `entry` `entry` … |` of the table under "## The floors" (the
+/// section ends at the next heading or the map).
 fn floor_table(doc: &str) -> Result<Vec<Floor>, String> {
     let mut floors = Vec::new();
-    for line in doc.lines() {
+    let section = doc.lines().skip_while(|line| line.trim() != "## The floors").skip(1);
+    for line in section.take_while(|line| !line.starts_with('#') && !line.starts_with("<!-- map")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let [_, number, name, entries, ..] = cells.as_slice() else { continue };
         let Ok(number) = number.parse::<usize>() else { continue };
@@ -97,7 +99,10 @@ fn floor_table(doc: &str) -> Result<Vec<Floor>, String> {
         floors.push(Floor { number, name: name.to_string(), entries });
     }
     if floors.is_empty() {
-        return Err("docs/architecture.md has no floor table (`| 1 | vocabulary | `error.rs` … |`)".into());
+        return Err(
+            "docs/architecture.md has no floor table under \"## The floors\" (`| 1 | vocabulary | `error.rs` … |`)"
+                .into(),
+        );
     }
     Ok(floors)
 }
