@@ -75,6 +75,9 @@ impl Scan {
             discovery_errors.extend(found.errors);
         }
         discovery_errors.extend(apply_lock_pins(loaders, layers, &mut discovered));
+        for error in &discovery_errors {
+            tracing::warn!("{}", Escaped(&error.to_string()));
+        }
         let mut http_tools = load_http_tools(loaders, http_found, previous);
         discovery_errors.extend(refuse_crowded_http_namespaces(&mut http_tools, previous));
         let mut places: Vec<_> = discovered.iter().map(|found| (found.layer, found.namespace.clone())).collect();
