@@ -15,6 +15,8 @@
 
 mod graph;
 mod read;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,6 +52,30 @@ pub fn layers(args: &[String], root: &Path) -> Result<(), String> {
         [flag] if flag == "--write" => true,
         _ => return Err("usage: cargo xtask layers [--write]".into()),
     };
+    let checked = check(root, write)?;
+    report(&checked.sources, checked.imports);
+    if checked.problems.is_empty() {
+        println!("layers: clean");
+        Ok(())
+    } else {
+        for problem in &checked.problems {
+            println!("{problem}");
+        }
+        Err(format!("layers: {} problems", checked.problems.len()))
+    }
+}
+
+/// What a check read, and what it found wrong.
+struct Checked {
+    sources: Vec<Source>,
+    /// Paths into the crate checked.
+    imports: usize,
+    problems: Vec<String>,
+}
+
+/// Checks `root`'s `host/src` against its `docs/architecture.md`; with `write`, a map
+/// that differs is rewritten rather than reported.
+fn check(root: &Path, write: bool) -> Result<Checked, String> {
     let doc_path = root.join("docs/architecture.md");
     let doc = std::fs::read_to_string(&doc_path).map_err(|e| format!("{}: {e}", doc_path.display()))?;
     let floors = floor_table(&doc)?;
@@ -58,11 +84,10 @@ pub fn layers(args: &[String], root: &Path) -> Result<(), String> {
     let mut problems = Vec::new();
     let floor_of = entry_floors(&floors, &sources, &mut problems);
     let lib: Vec<&Source> = sources.iter().filter(|s| !s.rel.starts_with("bin")).collect();
-    let checked = graph::check_imports(&src, &lib, &floor_of, &mut problems);
+    let imports = graph::check_imports(&src, &lib, &floor_of, &mut problems);
     check_sizes(&sources, &mut problems);
     let map = render_map(&floors, &sources, &floor_of, &mut problems);
-    let doc_map = section(&doc);
-    if doc_map != Some(map.as_str()) {
+    if section(&doc) != Some(map.as_str()) {
         if write {
             let new_doc = with_map(&doc, &map)?;
             std::fs::write(&doc_path, new_doc).map_err(|e| format!("{}: {e}", doc_path.display()))?;
@@ -74,16 +99,7 @@ pub fn layers(args: &[String], root: &Path) -> Result<(), String> {
             );
         }
     }
-    report(&sources, checked);
-    if problems.is_empty() {
-        println!("layers: clean");
-        Ok(())
-    } else {
-        for problem in &problems {
-            println!("{problem}");
-        }
-        Err(format!("layers: {} problems", problems.len()))
-    }
+    Ok(Checked { sources, imports, problems })
 }
 
 /// The rows `| N | name | `entry` `entry` … |` of the table under "## The floors" (the
