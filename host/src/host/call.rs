@@ -87,7 +87,7 @@ impl ToolHost {
         // While a server starts, a tool not loaded yet is waited for, not "not found".
         self.first_load.wait_for(name).await;
         let snapshot = self.snapshot.load_full();
-        let (entry, form, permit) = match self.resolve_for(&snapshot, caller, name) {
+        let resolved = match self.resolve_for(&snapshot, caller, name) {
             Ok(resolved) => resolved,
             Err(unseen) => {
                 let report = recorder.report();
@@ -99,12 +99,9 @@ impl ToolHost {
                 return recorder.finish();
             }
         };
-        recorder.report().answered_by(entry);
-        let checked = self.checked_input(caller, entry, form, permit, input, options).instrument(span.clone()).await;
-        let (outcome, usage) = match checked {
-            Ok(input) => self.run_tool(entry, input, options, recorder.input_bytes()).instrument(span).await,
-            Err(error) => (Err(error), Usage::default()),
-        };
+        recorder.report().answered_by(resolved.0);
+        let (outcome, usage) =
+            self.run_tool(caller, resolved, input, options, recorder.input_bytes()).instrument(span).await;
         let report = recorder.report();
         report.outcome = outcome;
         usage.into_report(report);
@@ -124,15 +121,20 @@ impl ToolHost {
             .await
     }
 
-    /// Runs a call of a tool with an input that passed its checks, to its output's
-    /// checks: the outcome, and what the call used.
+    /// Runs a call of a tool the caller may call (as `resolve_for` found it), from its
+    /// input's checks to its output's: the outcome, and what the call used.
     async fn run_tool(
         &self,
-        entry: &ToolEntry,
+        caller: &Caller,
+        (entry, form, permit): (&ToolEntry, NameForm, Permit),
         input: Value,
         options: &CallOptions,
         input_bytes: &AtomicU64,
     ) -> (Result<Value, CallError>, Usage) {
+        let input = match self.checked_input(caller, entry, form, permit, input, options).await {
+            Ok(input) => input,
+            Err(error) => return (Err(error), Usage::default()),
+        };
         let Ok(_slot) = self.call_slots.acquire().await else {
             let error = CallError::Host { tool: entry.full_name.clone(), message: "the host is shutting down".into() };
             return (Err(error), Usage::default());
