@@ -52,6 +52,7 @@ mod error;
 pub mod names;
 pub mod paths;
 mod progress;
+pub mod redact;
 mod schema;
 pub mod text;
 mod tool;

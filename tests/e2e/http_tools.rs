@@ -99,8 +99,23 @@ async fn answer(
         }
         _ if path.starts_with("/status/") => {
             let status = path["/status/".len()..].parse().unwrap_or(500);
+            // Each form a service may quote a header in: as it is, JSON-escaped (with
+            // `\/`), percent-encoded, and the base64 of the whole header line.
             let echoed = headers.get("authorization").cloned().unwrap_or_default();
-            response(status, format!("no such city; you sent authorization {echoed}; {}", "z".repeat(4000)))
+            let json_escaped = serde_json::to_string(&echoed).unwrap().replace('/', "\\/");
+            let percent: String = echoed
+                .bytes()
+                .map(|b| if b.is_ascii_alphanumeric() { char::from(b).to_string() } else { format!("%{b:02X}") })
+                .collect();
+            use base64::Engine as _;
+            let line = base64::engine::general_purpose::STANDARD.encode(format!("Authorization: {echoed}\r\n"));
+            response(
+                status,
+                format!(
+                    "no such city; you sent authorization {echoed} {json_escaped} {percent} {line}; {}",
+                    "z".repeat(4000)
+                ),
+            )
         }
         _ => response(
             200,
@@ -166,7 +181,9 @@ async fn http_tools_call_a_loopback_service_the_definition_allows_by_address() {
         "one encoded path segment and query value, whatever the input holds"
     );
     assert_eq!(output["body"], json!({ "note": "a&b" }), "the body is the input's /payload");
-    assert_eq!(output["headers"]["authorization"], "Bearer file-secret-7731");
+    // The service got the secret; what it echoes back of it is blanked in the output.
+    assert_eq!(service.seen()[0].headers["authorization"], "Bearer file-secret-7731");
+    assert_eq!(output["headers"]["authorization"], "Bearer [secret]");
     assert_eq!(output["headers"]["x-plain"], "plain value");
     assert_eq!(output["headers"]["content-type"], "application/json");
     assert_eq!(output["headers"]["host"], service.addr.to_string());
@@ -241,7 +258,7 @@ async fn http_tool_failures_are_typed_bounded_and_keep_secrets_out() {
     let tools = ToolsDir::new();
     let secret_dir = tempfile::tempdir().unwrap();
     let secret_file = secret_dir.path().join("token");
-    std::fs::write(&secret_file, "status-secret-5150").unwrap();
+    std::fs::write(&secret_file, "status/secret-5150").unwrap();
     let auth = format!("[headers]\nAuthorization = {{ file = {:?} }}\n", secret_file.display().to_string());
     write(&tools, "missing", &definition(&service, "/status/404", &auth));
     write(&tools, "wrong", &definition(&service, "/wrong", ""));
@@ -253,6 +270,7 @@ async fn http_tool_failures_are_typed_bounded_and_keep_secrets_out() {
         &definition(&service, "/echo/x", "").replace("output = \"/data\"", "output = \"/nope\""),
     );
     write(&tools, "slow", &definition(&service, "/slow", "timeout = \"1s\""));
+    write(&tools, "echoing", &definition(&service, "/echo/x", &auth));
     let audit_dir = tempfile::tempdir().unwrap();
     let audit = audit_dir.path().join("audit.jsonl");
     let host = ToolHost::builder().root(tools.path()).audit_jsonl(&audit).build().await.unwrap();
@@ -261,9 +279,14 @@ async fn http_tool_failures_are_typed_bounded_and_keep_secrets_out() {
     let missing = host.call("weather/missing", city.clone()).await;
     let Err(CallError::Failed { message, .. }) = &missing else { panic!("{missing:?}") };
     assert!(message.contains("answered HTTP 404 Not Found: no such city"), "{message}");
-    assert!(message.contains("[secret]") && !message.contains("status-secret-5150"), "redacted: {message}");
+    assert_eq!(message.matches("[secret]").count(), 4, "every form is redacted: {message}");
+    assert!(!message.contains("secret-5150") && !message.contains("secret%2D5150"), "redacted: {message}");
     assert!(message.len() < 1000, "the body's excerpt is bounded: {}", message.len());
-    assert_eq!(service.seen()[0].headers["authorization"], "status-secret-5150", "the secret was sent");
+    assert_eq!(service.seen()[0].headers["authorization"], "status/secret-5150", "the secret was sent");
+
+    // A service that echoes its request in a success puts no secret in the output.
+    let echoing = host.call("weather/echoing", city.clone()).await.unwrap();
+    assert_eq!(echoing["headers"]["authorization"], "[secret]", "{echoing}");
 
     let wrong = host.call("weather/wrong", city.clone()).await;
     let Err(CallError::OutputInvalid { violations, .. }) = &wrong else { panic!("{wrong:?}") };
@@ -294,7 +317,7 @@ async fn http_tool_failures_are_typed_bounded_and_keep_secrets_out() {
     let mut lines = Vec::new();
     for _ in 0..200 {
         lines = std::fs::read_to_string(&audit).unwrap_or_default().lines().map(str::to_owned).collect();
-        if lines.len() == 6 {
+        if lines.len() == 7 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -303,8 +326,8 @@ async fn http_tool_failures_are_typed_bounded_and_keep_secrets_out() {
         .iter()
         .map(|line| serde_json::from_str::<Value>(line).unwrap()["outcome"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(outcomes, ["failed", "output_invalid", "failed", "failed", "failed", "timeout"]);
-    assert!(!lines.join("\n").contains("status-secret-5150"), "no secret in the audit log");
+    assert_eq!(outcomes, ["failed", "ok", "output_invalid", "failed", "failed", "failed", "timeout"]);
+    assert!(!lines.join("\n").contains("secret-5150"), "no secret in the audit log");
 }
 
 #[tokio::test]

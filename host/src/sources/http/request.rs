@@ -10,6 +10,7 @@ use http::{HeaderValue, Request};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
+use crate::redact::Redactor;
 use crate::sandbox::{DeniedRequest, Resolve, checked_address, send_pinned};
 use crate::sources::http::definition::RequestSpec;
 use crate::text::{Escaped, bounded};
@@ -37,7 +38,7 @@ pub(crate) async fn call(
     resolver: &dyn Resolve,
     denied: &mut Vec<DeniedRequest>,
 ) -> Result<Value, HttpCallFailure> {
-    let Built { request, secrets } = build(spec, input)?;
+    let Built { request, redactor } = build(spec, input)?;
     let destination = format!("{}:{}", spec.url.host, spec.url.port);
     let address = match checked_address(&spec.network, resolver, &spec.url.host, spec.url.port).await {
         Ok(address) => address,
@@ -55,14 +56,15 @@ pub(crate) async fn call(
     let (response, _connection) = send_pinned(request, None, address, use_tls, bare_host)
         .await
         .map_err(|e| HttpCallFailure::Failed(format!("the request to {destination} failed: {e}")))?;
-    let response = read(spec, &destination, response, &secrets).await?;
-    output(spec, response, &secrets)
+    let response = read(spec, &destination, response, &redactor).await?;
+    output(spec, response, &redactor)
 }
 
-/// A request ready to send, and the secrets its headers hold (never to be shown).
+/// A request ready to send, and what blanks the secrets its headers hold out of
+/// anything the service answers (never to be shown).
 struct Built {
     request: Request<WasiBody>,
-    secrets: Vec<String>,
+    redactor: Redactor,
 }
 
 /// The request `input` makes: its URL filled, its headers (secrets read now), its body.
@@ -97,7 +99,8 @@ fn build(spec: &RequestSpec, input: &Value) -> Result<Built, HttpCallFailure> {
     let request = request
         .body(Full::new(body).map_err(|never| match never {}).boxed_unsync())
         .map_err(|e| HttpCallFailure::Input(format!("the URL `{}` is not valid: {e}", Escaped(&url))))?;
-    Ok(Built { request, secrets })
+    let redactor = Redactor::new(secrets.iter().map(String::as_str));
+    Ok(Built { request, redactor })
 }
 
 /// The response's JSON, read within `max_response`; a status other than success is the
@@ -106,7 +109,7 @@ async fn read(
     spec: &RequestSpec,
     destination: &str,
     response: http::Response<WasiBody>,
-    secrets: &[String],
+    redactor: &Redactor,
 ) -> Result<Value, HttpCallFailure> {
     let status = response.status();
     let body = Limited::new(response.into_body(), usize::try_from(spec.max_response).unwrap_or(usize::MAX))
@@ -115,7 +118,7 @@ async fn read(
         .map(|collected| collected.to_bytes());
     if !status.is_success() {
         let excerpt = match &body {
-            Ok(bytes) => excerpt(bytes, secrets),
+            Ok(bytes) => excerpt(bytes, redactor),
             Err(_) => "(the body is over max_response)".to_owned(),
         };
         return Err(HttpCallFailure::Failed(format!("{destination} answered HTTP {status}: {excerpt}")));
@@ -131,18 +134,19 @@ async fn read(
         }
     })?;
     serde_json::from_slice(&body).map_err(|e| {
-        HttpCallFailure::Failed(format!("the response is not JSON ({e}); it begins: {}", excerpt(&body, secrets)))
+        HttpCallFailure::Failed(format!("the response is not JSON ({e}); it begins: {}", excerpt(&body, redactor)))
     })
 }
 
-/// The part of the response that is the tool's output.
-fn output(spec: &RequestSpec, response: Value, secrets: &[String]) -> Result<Value, HttpCallFailure> {
+/// The part of the response that is the tool's output, with any secret the request
+/// carried blanked out (a service that echoes its request's headers).
+fn output(spec: &RequestSpec, response: Value, redactor: &Redactor) -> Result<Value, HttpCallFailure> {
     match &spec.output {
-        None => Ok(response),
-        Some(pointer) => response.pointer(pointer).cloned().ok_or_else(|| {
+        None => Ok(redactor.value(response)),
+        Some(pointer) => response.pointer(pointer).cloned().map(|part| redactor.value(part)).ok_or_else(|| {
             HttpCallFailure::Failed(format!(
                 "the response has nothing at `{pointer}`; it begins: {}",
-                excerpt(response.to_string().as_bytes(), secrets)
+                excerpt(response.to_string().as_bytes(), redactor)
             ))
         }),
     }
@@ -151,11 +155,8 @@ fn output(spec: &RequestSpec, response: Value, secrets: &[String]) -> Result<Val
 /// The start of a body for an error message: bounded, with any secret the request
 /// carried blanked out (a service may echo a header back), and control characters
 /// escaped.
-fn excerpt(body: &[u8], secrets: &[String]) -> String {
-    let mut text = String::from_utf8_lossy(body).into_owned();
-    for secret in secrets.iter().filter(|secret| !secret.is_empty()) {
-        text = text.replace(secret.as_str(), "[secret]");
-    }
+fn excerpt(body: &[u8], redactor: &Redactor) -> String {
+    let text = redactor.text(&String::from_utf8_lossy(body)).into_owned();
     let text = bounded(text, MAX_EXCERPT);
     Escaped(&text).to_string()
 }
