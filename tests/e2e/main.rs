@@ -37,3 +37,4 @@ mod storage;
 mod tool_rules;
 mod trust;
 mod upstream;
+mod upstream_bounds;

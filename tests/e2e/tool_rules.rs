@@ -333,6 +333,8 @@ async fn an_upstream_server_under_a_bad_name_serves_nothing() {
         },
         timeout: None,
         max_response: None,
+        connect_timeout: None,
+        rename: Default::default(),
     };
     let host = ToolHost::builder().upstream(server("Bad Name")).upstream(server("good")).build().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);

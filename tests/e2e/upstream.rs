@@ -379,8 +379,15 @@ async fn a_streamable_http_upstream_gets_its_headers_and_the_secret_shows_nowher
     let mut records = host.subscribe_calls();
 
     assert_eq!(host.call("web/add", json!({ "a": 1, "b": 2 })).await.unwrap(), json!({ "result": 3 }));
+    // The header reached the server, and the server's answer quoting it shows none of it.
     let authorization = host.call("web/header", json!({ "name": "authorization" })).await.unwrap();
-    assert_eq!(authorization, json!({ "result": format!("Bearer {SECRET}") }), "the header reached the server");
+    assert!(events(&dir.path().join("events")).contains(&format!("header authorization: Bearer {SECRET}\n")));
+    assert_eq!(authorization, json!({ "result": "[secret]" }), "the answer quoting it");
+    let echoed = host.call("web/echo_authorization", json!({})).await.unwrap().to_string();
+    assert!(!echoed.contains("s3cret") && !echoed.contains("czNjcmV0"), "{echoed}");
+    assert_eq!(echoed.matches("[secret]").count(), 4, "literal, JSON-escaped, percent-encoded, base64: {echoed}");
+    let refused = host.call("web/refuse_authorization", json!({})).await.unwrap_err().to_string();
+    assert!(!refused.contains("s3cret") && refused.contains("[secret]"), "{refused}");
     let team = host.call("web/header", json!({ "name": "x-team" })).await.unwrap();
     assert_eq!(team, json!({ "result": "blue" }));
 

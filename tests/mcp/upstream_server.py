@@ -11,7 +11,10 @@ did, seen from upstream.
 """
 
 import asyncio
+import base64
+import json
 import os
+import urllib.parse
 import sys
 from typing import Any
 
@@ -99,7 +102,30 @@ def header(name: str, ctx: Context) -> str:
     request = ctx.request_context.request
     if request is None:
         return ""
-    return request.headers.get(name, "")
+    value = request.headers.get(name, "")
+    event(f"header {name}: {value}")
+    return value
+
+
+def quoted_authorization(ctx: Context) -> str:
+    """The request's Authorization header in each form a careless server may quote it."""
+    request = ctx.request_context.request
+    value = request.headers.get("authorization", "") if request is not None else ""
+    escaped = json.dumps(value).replace("/", "\\/")
+    line = base64.b64encode(f"Authorization: {value}\r\n".encode()).decode()
+    return f"you sent {value} {escaped} {urllib.parse.quote(value, safe='')} {line}"
+
+
+@server.tool()
+def echo_authorization(ctx: Context) -> str:
+    """Answers with the request's Authorization header, quoted in several forms."""
+    return quoted_authorization(ctx)
+
+
+@server.tool()
+def refuse_authorization(ctx: Context) -> str:
+    """Fails quoting the request's Authorization header."""
+    raise ToolError(quoted_authorization(ctx))
 
 
 @server.tool()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::manifest::{size_key, timeout_key};
+use crate::manifest::{duration_key, size_key, timeout_key};
 use crate::registry::Layer;
 use crate::sources::{DEFAULT_UPSTREAM_LAYER, Secret, UpstreamServer, UpstreamTransport};
 use crate::tool::Ceilings;
@@ -25,6 +25,8 @@ pub(super) struct RawUpstream {
     headers: Option<BTreeMap<String, RawHeader>>,
     timeout: Option<Spanned<String>>,
     max_response: Option<Spanned<Size>>,
+    connect_timeout: Option<Spanned<String>>,
+    rename: Option<Spanned<BTreeMap<String, String>>>,
 }
 
 /// A header value: the value itself, or where to read it.
@@ -63,11 +65,28 @@ pub(super) fn upstreams(
         };
         let timeout = raw.timeout.clone().map(|timeout| timeout_key(timeout, ceilings)).transpose()?;
         let max_response = raw.max_response.map(|size| size_key(size, "max_response")).transpose()?;
+        let connect_timeout =
+            raw.connect_timeout.clone().map(|time| duration_key(time, "connect_timeout", ceilings)).transpose()?;
+        let rename = raw.rename.clone().map(renames).transpose()?.unwrap_or_default();
         let name = raw.name.clone();
         let transport = transport(base, raw.command, raw.url, (raw.args, raw.env, raw.cwd), raw.headers).map_err(at)?;
-        servers.push(UpstreamServer { name, layer, transport, timeout, max_response });
+        servers.push(UpstreamServer { name, layer, transport, timeout, max_response, connect_timeout, rename });
     }
     Ok(servers)
+}
+
+/// `rename`: each name served is a valid tool name, and names one tool.
+fn renames(rename: Spanned<BTreeMap<String, String>>) -> Result<BTreeMap<String, String>, Problem> {
+    let span = rename.span();
+    let rename = rename.into_inner();
+    for (remote, served) in &rename {
+        crate::names::validate_tool(served)
+            .map_err(|problem| Problem::at(span.clone(), format!("`rename` of `{remote}`: {problem}")))?;
+        if rename.values().filter(|other| *other == served).count() > 1 {
+            return Err(Problem::at(span.clone(), format!("`rename` serves two tools as `{served}`")));
+        }
+    }
+    Ok(rename)
 }
 
 /// How a server is reached: a child process (`command`, its `args`, `env` and `cwd`)

@@ -98,6 +98,27 @@ impl ToolHost {
             .collect()
     }
 
+    /// A name no tool answers to, in the namespace of an upstream server that cannot be
+    /// reached: the server's problem, for a caller who may see the name.
+    fn unreachable(&self, snapshot: &Snapshot, caller: &Caller, name: &str) -> Option<Box<Unseen>> {
+        let (full_name, problem) = snapshot.unreachable_server_of(name)?;
+        if !self.may_see_name(caller, &full_name) {
+            return None;
+        }
+        let message = problem.kind.to_string();
+        Some(Box::new(Unseen { error: CallError::Host { tool: full_name, message }, hidden: None }))
+    }
+
+    /// Whether `caller` may see the tool `full_name`: the tool itself when it is served,
+    /// else what the policy and the session say of the name.
+    pub(crate) fn may_see_name(&self, caller: &Caller, full_name: &str) -> bool {
+        if let Some(entry) = self.snapshot.load().tools.get(full_name) {
+            return self.access(caller, entry).is_ok();
+        }
+        self.policy.load().check(caller, full_name, &crate::tool::ToolPolicy::default()).is_ok()
+            && self.sessions.check(caller.session.as_deref(), full_name).is_ok()
+    }
+
     /// Whether `caller` may call `entry`, and on which terms; the error is the
     /// operator's reason.
     pub(crate) fn access(&self, caller: &Caller, entry: &ToolEntry) -> Result<Permit, String> {
@@ -118,7 +139,9 @@ impl ToolHost {
             let suggestions = snapshot.close_matches_among(name, |entry| self.access(caller, entry).is_ok());
             Box::new(Unseen { error: CallError::NotFound { name: name.to_owned(), suggestions }, hidden })
         };
-        let (entry, form) = snapshot.find(name).ok_or_else(|| not_found(None))?;
+        let Some((entry, form)) = snapshot.find(name) else {
+            return Err(self.unreachable(snapshot, caller, name).unwrap_or_else(|| not_found(None)));
+        };
         match self.access(caller, entry) {
             Ok(permit) => Ok((entry, form, permit)),
             Err(reason) => Err(not_found(Some((entry.full_name.clone(), reason)))),

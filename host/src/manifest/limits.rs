@@ -55,9 +55,20 @@ impl RawLimits {
 
 /// A `timeout` key: a duration within the host's ceiling.
 pub(crate) fn timeout_key(value: Spanned<String>, ceilings: Ceilings) -> Result<Duration, Problem> {
+    duration_key(value, "timeout", ceilings)
+}
+
+/// A time limit under the key `key`, within the host's ceiling.
+pub(crate) fn duration_key(value: Spanned<String>, key: &str, ceilings: Ceilings) -> Result<Duration, Problem> {
     let span = value.span();
-    let timeout = parse_duration(value.get_ref()).map_err(|e| Problem::at(span.clone(), format!("`timeout`: {e}")))?;
-    check_timeout(timeout, ceilings).map_err(|message| Problem::at(span, message))?;
+    let timeout = parse_duration(value.get_ref()).map_err(|e| Problem::at(span.clone(), format!("`{key}`: {e}")))?;
+    if timeout.is_zero() {
+        return Err(Problem::at(span, format!("`{key}` must be greater than 0")));
+    }
+    if timeout > ceilings.timeout {
+        let message = format!("`{key}` is {timeout:?}, over the host's ceiling of {:?}", ceilings.timeout);
+        return Err(Problem::at(span, message));
+    }
     Ok(timeout)
 }
 

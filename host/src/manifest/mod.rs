@@ -46,7 +46,7 @@
 mod grants;
 mod limits;
 
-pub(crate) use limits::{RawLimits, check_timeout, size_key, timeout_key};
+pub(crate) use limits::{RawLimits, check_timeout, duration_key, size_key, timeout_key};
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::Layer;
 use super::discovery::{FileStamp, Fingerprint};
 use super::merge::{Offer, merge};
-use crate::error::{CallError, LoadError};
+use crate::error::{CallError, LoadError, LoadErrorKind};
 use crate::names::{self, NameForm};
 use crate::sources::{HttpTool, LoadedComponent, NativeTool, ToolSource, UpstreamTool};
 use crate::tool::{Overridden, ToolDef};
@@ -223,7 +223,20 @@ impl Snapshot {
         let http_tools = self.http_tools.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
         let is_namespace = |path: &std::path::Path| path.file_name().is_some_and(|dir| dir == namespace);
         let directory = || self.discovery_errors.iter().find(|error| is_namespace(&error.path));
-        components.chain(http_tools).find_map(Option::as_ref).or_else(directory)
+        let server = || self.unreachable_server_of(name).map(|(_, error)| error);
+        components.chain(http_tools).find_map(Option::as_ref).or_else(directory).or_else(server)
+    }
+
+    /// For a name in the namespace of an upstream server that is not connected: the
+    /// name in full, and the server's load error.
+    pub fn unreachable_server_of(&self, name: &str) -> Option<(String, &LoadError)> {
+        let full_name = if name.contains('/') { name.to_owned() } else { names::unmap(name)? };
+        let (namespace, _tool) = names::split(&full_name)?;
+        let error = self
+            .source_errors
+            .iter()
+            .find(|error| matches!(&error.kind, LoadErrorKind::Upstream { server, .. } if server == namespace))?;
+        Some((full_name, error))
     }
 
     /// Up to three served names close to `name`, best first.

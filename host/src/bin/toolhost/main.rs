@@ -134,6 +134,10 @@ fn main() -> ExitCode {
             Command::New(args) => new::run(args),
         }
     });
+    // Dropping the runtime drops the hosts' last tasks and with them the connections
+    // to upstream servers, whose children are then given their grace period to exit.
+    drop(runtime);
+    toolhost::upstream::stop_children();
     outcome.unwrap_or_else(|e| output::fail("host", &format!("{e:#}"), exit::HOST))
 }
 

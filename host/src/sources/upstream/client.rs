@@ -11,7 +11,9 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::mpsc;
 
+use super::children::{self, ChildGroup};
 use super::{UpstreamServer, UpstreamTransport};
+use crate::redact::Redactor;
 
 /// A live connection.
 pub(super) type Connection = RunningService<RoleClient, Listener>;
@@ -32,9 +34,19 @@ impl ClientHandler for Listener {
     }
 }
 
+/// A live connection, and what goes with it.
+pub(super) struct Connected {
+    pub(super) connection: Connection,
+    /// A child's process group: ended when this is dropped, so kept as long as the
+    /// connection.
+    pub(super) child_group: Option<ChildGroup>,
+    /// Blanks the credentials sent to the server out of everything it answers.
+    pub(super) redactor: Arc<Redactor>,
+}
+
 /// Starts or reaches `server` and completes MCP's initialization. `changed` hears of
 /// every `notifications/tools/list_changed`. Errors say what failed without any secret.
-pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) -> Result<Connection, String> {
+pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) -> Result<Connected, String> {
     let listener = Listener { changed };
     match &server.transport {
         UpstreamTransport::Command { program, args, env, cwd } => {
@@ -48,19 +60,31 @@ pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) 
             if let Some(cwd) = cwd {
                 command.current_dir(cwd);
             }
-            // The server's stderr is its log, not ours to show: a guest's text is data.
-            let (process, _) = TokioChildProcess::builder(command)
-                .stderr(Stdio::null())
+            children::confine(&mut command);
+            let (process, stderr) = TokioChildProcess::builder(command)
+                .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-            listener.serve(process).await.map_err(|e| format!("`{program}` did not initialize: {e}"))
+            let group = process.id().and_then(ChildGroup::led_by);
+            if let Some(stderr) = stderr {
+                tokio::spawn(log_stderr(server.name.clone(), stderr));
+            }
+            let connection =
+                listener.serve(process).await.map_err(|e| format!("`{program}` did not initialize: {e}"))?;
+            Ok(Connected { connection, child_group: group, redactor: Arc::default() })
         }
         UpstreamTransport::Http { url, headers } => {
-            let mut custom_headers = HashMap::new();
+            let (mut custom_headers, mut secrets) = (HashMap::new(), Vec::new());
             for (name, secret) in headers {
                 let header = http::HeaderName::try_from(name.as_str())
                     .map_err(|_| format!("`{name}` is not a valid header name"))?;
                 let value = secret.read().map_err(|problem| format!("header `{name}`: {problem}"))?;
+                if !matches!(secret, super::Secret::Plain(_)) || is_credential(&header) {
+                    secrets.extend(secret.value_without_prefix(&value).map(str::to_owned));
+                    // `Bearer TOKEN`, `Basic CREDENTIALS`: the part after the scheme too.
+                    secrets.extend(value.split_once(' ').map(|(_, credentials)| credentials.trim().to_owned()));
+                    secrets.push(value.clone());
+                }
                 let mut value = http::HeaderValue::try_from(value)
                     .map_err(|_| format!("header `{name}`: its value is not a valid header value"))?;
                 // Kept out of the HTTP stack's own debug output.
@@ -69,7 +93,74 @@ pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) 
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom_headers);
             let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
-            listener.serve(transport).await.map_err(|e| format!("{url} did not initialize: {e}"))
+            let redactor = Arc::new(Redactor::new(secrets.iter().map(String::as_str)));
+            let connection = listener
+                .serve(transport)
+                .await
+                .map_err(|e| redactor.text(&format!("{url} did not initialize: {e}")).into_owned())?;
+            Ok(Connected { connection, child_group: None, redactor })
+        }
+    }
+}
+
+/// Whether a header written in the configuration itself carries a credential.
+fn is_credential(name: &http::HeaderName) -> bool {
+    name == http::header::AUTHORIZATION || name == http::header::COOKIE || name == http::header::PROXY_AUTHORIZATION
+}
+
+/// The longest stderr line of a server logged; the rest of it is counted, not kept.
+const MAX_STDERR_LINE: usize = 1024;
+/// The most stderr lines of a server logged per second; the others are counted.
+const MAX_STDERR_LINES_PER_SECOND: u32 = 20;
+
+/// Logs a server's stderr at `info`, escaped, a line at most [`MAX_STDERR_LINE`] bytes
+/// and at most [`MAX_STDERR_LINES_PER_SECOND`] lines a second, until it closes.
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let (mut window, mut logged, mut dropped) = (std::time::Instant::now(), 0u32, 0u64);
+    let mut line = Vec::with_capacity(MAX_STDERR_LINE);
+    while let Ok((1.., cut)) = bounded_line(&mut reader, &mut line, MAX_STDERR_LINE).await {
+        if window.elapsed() >= std::time::Duration::from_secs(1) {
+            if dropped > 0 {
+                tracing::info!(server = %server, "stderr: {dropped} lines not logged");
+            }
+            (window, logged, dropped) = (std::time::Instant::now(), 0, 0);
+        }
+        if logged < MAX_STDERR_LINES_PER_SECOND {
+            logged += 1;
+            let text = String::from_utf8_lossy(&line);
+            let cut = if cut { " (line cut)" } else { "" };
+            tracing::info!(server = %server, "stderr: {}{cut}", crate::text::Escaped(text.trim_end()));
+        } else {
+            dropped += 1;
+        }
+        line.clear();
+    }
+}
+
+/// Reads one line into `line`, keeping at most `max` bytes of it and skipping the rest:
+/// the bytes read (0 at the end) and whether the line was cut.
+async fn bounded_line(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(usize, bool)> {
+    use tokio::io::AsyncBufReadExt;
+    let (mut read, mut cut) = (0, false);
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok((read, cut));
+        }
+        let newline = available.iter().position(|b| *b == b'\n');
+        let take = newline.map_or(available.len(), |at| at + 1);
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&available[..take.min(room)]);
+        cut |= take > room;
+        reader.consume(take);
+        read += take;
+        if newline.is_some() {
+            return Ok((read, cut));
         }
     }
 }

@@ -15,6 +15,8 @@
 //! env = ["PATH", "HOME", "API_KEY=EVERYTHING_KEY"]   # nothing else is inherited
 //! timeout = "30s"                      # per call (the default: the host's default limits)
 //! max_response = "4 MiB"
+//! connect_timeout = "10s"              # starting, `initialize`, each listing (default 30 s)
+//! rename = { printEnv = "env" }        # the server's name → the name served
 //! layer = "project"                    # a [[layer]] of this file; default: a layer
 //!                                      # `upstream` below the directories, above the stdlib
 //!
@@ -29,14 +31,21 @@
 //! reached or dies, its namespace is a load error and it is retried with backoff while
 //! everything else keeps serving. [`tools`] maps MCP tools and results to toolhost's.
 
+mod children;
 mod client;
+mod listing;
+mod naming;
+mod status;
 mod supervisor;
 mod tools;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use supervisor::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
+pub use children::{GRACE as STOP_GRACE, stop_all as stop_children};
+pub use naming::served_name;
+pub use status::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
 pub(crate) use supervisor::{Publication, Supervisors, section};
 pub use tools::UpstreamTool;
 
@@ -56,7 +65,17 @@ pub struct UpstreamServer {
     pub timeout: Option<Duration>,
     /// Largest answer kept (the output's JSON size); `None`: the host's default.
     pub max_response: Option<u64>,
+    /// Time limit of connecting (starting the child, `initialize`) and of each whole
+    /// listing of its tools; `None`: [`DEFAULT_CONNECT_TIMEOUT`].
+    pub connect_timeout: Option<Duration>,
+    /// The operator's names for the server's tools: its name → the name served. A tool
+    /// not named here is served by [`served_name`]'s rule.
+    pub rename: BTreeMap<String, String>,
 }
+
+/// How long connecting to a server and listing its tools may take, unless its
+/// declaration says otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How an upstream server is reached.
 #[derive(Clone, PartialEq, Eq)]
@@ -120,6 +139,18 @@ impl Secret {
     }
 }
 
+impl Secret {
+    /// The secret part of `value` (what [`Secret::read`] gave): without its prefix.
+    pub(crate) fn value_without_prefix<'v>(&self, value: &'v str) -> Option<&'v str> {
+        match self {
+            Secret::Plain(_) => None,
+            Secret::Env { prefix, .. } | Secret::File { prefix, .. } => {
+                value.strip_prefix(prefix.as_str()).filter(|rest| !rest.is_empty())
+            }
+        }
+    }
+}
+
 /// How operators are shown a declaration (`toolhost inspect NAME`): where each secret
 /// comes from, never a value, and a value written in the file not even then.
 impl serde::Serialize for UpstreamServer {
@@ -141,6 +172,8 @@ impl serde::Serialize for UpstreamServer {
             "layer": self.layer,
             "timeout_ms": self.timeout.map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
             "max_response_bytes": self.max_response,
+            "connect_timeout_ms": self.connect_timeout.map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+            "rename": self.rename,
         });
         if let (Some(shown), serde_json::Value::Object(transport)) = (shown.as_object_mut(), transport) {
             shown.extend(transport);

@@ -1,12 +1,15 @@
 //! Keeps each upstream server connected and its tools served: one task per server.
 //!
-//! connect → list → serve its tools; on `tools/list_changed` list again; when the
-//! connection ends (the child died, the HTTP server went away) or cannot be made, the
-//! namespace serves nothing and carries a load error, and the next attempt waits a
-//! backoff (0.5 s doubling to 30 s, reset by a connection that lived a minute).
+//! connect → list → serve its tools; on `tools/list_changed` list again (at most once
+//! a second, published only when the listing changed); when the connection ends (the
+//! child died, the HTTP server went away), cannot be made within the connect timeout,
+//! or a listing breaks a bound ([`super::listing`]), the namespace serves nothing and
+//! carries a load error, and the next attempt waits a backoff (0.5 s doubling to 30 s,
+//! reset by a connection that lived a minute).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
@@ -15,15 +18,21 @@ use rmcp::service::{Peer, Subscription};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::client::{Connection, connect};
-use super::{UpstreamServer, UpstreamTool};
+use super::client::{Connected, Connection, connect};
+use super::listing::{list_tools, seconds};
+use super::naming::served_names;
+use super::status::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
+use super::{DEFAULT_CONNECT_TIMEOUT, UpstreamServer, UpstreamTool};
 use crate::error::{LoadError, LoadErrorKind};
+use crate::redact::Redactor;
 use crate::tool::{Limits, check_set};
 
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 /// A connection that lived this long was healthy: the next failure retries quickly.
 const HEALTHY: Duration = Duration::from_secs(60);
+/// The shortest time between two listings of one connection's tools.
+const RELIST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The tools and problems of a server, published as one change of its namespace.
 pub(crate) struct Publication {
@@ -59,65 +68,6 @@ struct Supervised {
     task: JoinHandle<()>,
     /// What its task last said of the connection.
     state: watch::Receiver<UpstreamState>,
-}
-
-/// How an upstream server is doing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum UpstreamState {
-    /// The first connection is being made.
-    Connecting,
-    /// Connected, and its tools listed.
-    Connected {
-        /// The MCP revision the server and toolhost agreed on.
-        protocol: String,
-        /// What the server said it is (text from the server), when it did.
-        implementation: Option<Implementation>,
-        /// How many of its tools are served.
-        tools_served: usize,
-    },
-    /// Not connected (never, or no longer); retried with backoff.
-    Failed {
-        /// Why, and when the next attempt is.
-        problem: String,
-    },
-}
-
-/// An MCP implementation's name and version.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Implementation {
-    /// Its name.
-    pub name: String,
-    /// Its version.
-    pub version: String,
-}
-
-/// An upstream server, as declared, and how it is doing.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct UpstreamStatus {
-    /// Its declaration (where secrets come from, never their values).
-    pub server: UpstreamServer,
-    /// Its connection.
-    #[serde(flatten)]
-    pub state: UpstreamState,
-}
-
-/// What [`Supervisors::apply`] did, by server name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UpstreamChanges {
-    /// Declared now, not before: connected.
-    pub started: Vec<String>,
-    /// Declared before, not now: disconnected, their tools gone.
-    pub stopped: Vec<String>,
-    /// Declared differently: disconnected and connected again.
-    pub restarted: Vec<String>,
-}
-
-impl UpstreamChanges {
-    /// Whether nothing started, stopped or restarted.
-    pub fn is_empty(&self) -> bool {
-        self.started.is_empty() && self.stopped.is_empty() && self.restarted.is_empty()
-    }
 }
 
 impl Drop for Supervisors {
@@ -219,9 +169,16 @@ impl Supervisor {
         loop {
             let started = Instant::now();
             let (changed, mut changes) = mpsc::channel(1);
-            let ended = match connect(&self.server, changed).await {
-                Ok(connection) => self.serve(connection, &mut changes, &state).await,
-                Err(problem) => problem,
+            let time = self.connect_time();
+            let ended = match tokio::time::timeout(time, connect(&self.server, changed)).await {
+                Err(_elapsed) => format!("the server did not complete `initialize` within {}", seconds(time)),
+                Ok(Err(problem)) => problem,
+                Ok(Ok(Connected { connection, child_group, redactor })) => {
+                    let ended = self.serve(connection, &redactor, &mut changes, &state).await;
+                    // The child's whole process group ends with its connection.
+                    drop(child_group);
+                    redactor.text(&ended).into_owned()
+                }
             };
             if started.elapsed() >= HEALTHY {
                 retry = FIRST_RETRY;
@@ -244,6 +201,7 @@ impl Supervisor {
     async fn serve(
         &self,
         connection: Connection,
+        redactor: &Arc<Redactor>,
         changes: &mut mpsc::Receiver<()>,
         state: &watch::Sender<UpstreamState>,
     ) -> String {
@@ -254,20 +212,31 @@ impl Supervisor {
             Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
         });
         tracing::info!(server = %self.server.name, protocol = %protocol, "upstream MCP server connected");
-        let mut subscription = self.subscribe(&peer).await;
+        let time = self.connect_time();
+        let mut subscription = tokio::time::timeout(time, self.subscribe(&peer)).await.ok().flatten();
         let mut ended = Box::pin(connection.waiting());
+        let (mut published, mut listed_at): (Option<Vec<Tool>>, Option<Instant>) = (None, None);
         loop {
+            // However many changes a server announces, it is listed at most once per
+            // RELIST_INTERVAL, and the announcements in between are one.
+            let wait = listed_at.map_or(Duration::ZERO, |at| RELIST_INTERVAL.saturating_sub(at.elapsed()));
             let listed = tokio::select! {
-                listed = peer.list_all_tools() => listed,
+                listed = async { tokio::time::sleep(wait).await; list_tools(&peer, time).await } => listed,
                 reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
             };
+            listed_at = Some(Instant::now());
             let tools = match listed {
                 Ok(tools) => tools,
-                Err(e) => return format!("`tools/list` failed: {e}"),
+                Err(problem) => return problem,
             };
-            let tools_served = self.publish_tools(&tools, &peer).await;
-            let (protocol, implementation) = (protocol.clone(), implementation.clone());
-            state.send_replace(UpstreamState::Connected { protocol, implementation, tools_served });
+            // An unchanged listing changes nothing: no publication, no notification to
+            // anyone's clients.
+            if published.as_ref() != Some(&tools) {
+                let tools_served = self.publish_tools(&tools, &peer, redactor).await;
+                let (protocol, implementation) = (protocol.clone(), implementation.clone());
+                state.send_replace(UpstreamState::Connected { protocol, implementation, tools_served });
+                published = Some(tools);
+            }
             tokio::select! {
                 changed = changes.recv() => {
                     if changed.is_none() {
@@ -286,6 +255,11 @@ impl Supervisor {
                 reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
             }
         }
+    }
+
+    /// How long connecting and each listing may take.
+    fn connect_time(&self) -> Duration {
+        self.server.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
     }
 
     /// From the 2026-07-28 revision on, a server sends list changes only on a
@@ -312,7 +286,7 @@ impl Supervisor {
     /// Makes the listed tools the server's namespace: each made by the rules every
     /// tool obeys, a tool that breaks one left out with its error. Returns how many
     /// are served.
-    async fn publish_tools(&self, tools: &[Tool], peer: &Peer<RoleClient>) -> usize {
+    async fn publish_tools(&self, tools: &[Tool], peer: &Peer<RoleClient>, redactor: &Arc<Redactor>) -> usize {
         let error = |refused| LoadError::new(section(&self.server.name), LoadErrorKind::Tool(refused));
         let (mut served, mut errors) = (Vec::with_capacity(tools.len()), Vec::new());
         // The server's name is its tools' namespace: a name `toolhost.toml` did not
@@ -323,11 +297,13 @@ impl Supervisor {
             publish(&self.publisher, &self.server, served, vec![refused]).await;
             return 0;
         }
-        match check_set(tools.iter().map(|tool| tool.name.as_ref())) {
+        let remote_names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+        let names = served_names(&remote_names, &self.server.rename);
+        match check_set(names.iter().map(String::as_str)) {
             Err(refused) => errors.push(error(refused)),
             Ok(()) => {
-                for tool in tools {
-                    match UpstreamTool::new(&self.server, tool, peer, self.defaults) {
+                for (tool, name) in tools.iter().zip(&names) {
+                    match UpstreamTool::new(&self.server, (tool, name), (peer, redactor), self.defaults) {
                         Ok(tool) => served.push(tool),
                         Err(refused) => errors.push(error(refused)),
                     }

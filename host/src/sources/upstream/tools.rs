@@ -15,9 +15,12 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Error
 use rmcp::service::{Peer, ServiceError};
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use super::UpstreamServer;
 use crate::error::CallError;
 use crate::error::ToolDefError;
+use crate::redact::Redactor;
 use crate::sources::{Produced, Ran};
 use crate::tool::{DeclaredOutput, Limits, ToolDef, ToolError, ToolHints};
 
@@ -26,7 +29,11 @@ pub struct UpstreamTool {
     /// The server's name in `[[upstream]]`, which is also the tool's namespace.
     pub server: String,
     pub(crate) def: ToolDef,
+    /// Its name on the server, which calls send ([`super::naming`]).
+    pub remote_name: String,
     peer: Peer<RoleClient>,
+    /// Blanks the credentials sent to the server out of its answers.
+    redactor: Arc<Redactor>,
 }
 
 impl std::fmt::Debug for UpstreamTool {
@@ -34,17 +41,18 @@ impl std::fmt::Debug for UpstreamTool {
         f.debug_struct("UpstreamTool")
             .field("server", &self.server)
             .field("name", &self.def.name())
+            .field("remote_name", &self.remote_name)
             .finish_non_exhaustive()
     }
 }
 
 impl UpstreamTool {
-    /// `tool` of the server `server` as a tool calling it through `peer`, with the
-    /// server's time and size limits over the host's `defaults`.
+    /// `tool` of the server `server`, served as `name`, as a tool calling it through
+    /// `peer`, with the server's time and size limits over the host's `defaults`.
     pub(super) fn new(
         server: &UpstreamServer,
-        tool: &Tool,
-        peer: &Peer<RoleClient>,
+        (tool, name): (&Tool, &str),
+        (peer, redactor): (&Peer<RoleClient>, &Arc<Redactor>),
         defaults: Limits,
     ) -> Result<UpstreamTool, ToolDefError> {
         let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
@@ -54,14 +62,20 @@ impl UpstreamTool {
             Some(schema) => DeclaredOutput::Json(schema),
             None => DeclaredOutput::McpContent,
         };
-        let mut def = ToolDef::new(&tool.name, description, &input_schema, output)?;
+        let mut def = ToolDef::new(name, description, &input_schema, output)?;
         def.policy.hints = hints(tool);
         def.limits = Limits {
             timeout: server.timeout.unwrap_or(defaults.timeout),
             max_output: server.max_response.unwrap_or(defaults.max_output),
             ..defaults
         };
-        Ok(UpstreamTool { server: server.name.clone(), def, peer: peer.clone() })
+        Ok(UpstreamTool {
+            server: server.name.clone(),
+            def,
+            remote_name: tool.name.to_string(),
+            peer: peer.clone(),
+            redactor: redactor.clone(),
+        })
     }
 
     /// `namespace/tool`.
@@ -77,7 +91,7 @@ impl UpstreamTool {
         use futures::FutureExt;
         let limit = self.def.limits.timeout;
         let tool = full_name.to_owned();
-        let call = std::panic::AssertUnwindSafe(self.call(input)).catch_unwind();
+        let call = std::panic::AssertUnwindSafe(self.redacted_call(input)).catch_unwind();
         let produced = match tokio::time::timeout(limit, call).await {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
             Ok(Err(_panic)) => Err(CallError::Host { tool, message: "the MCP client panicked".into() }),
@@ -87,12 +101,22 @@ impl UpstreamTool {
         Ran::produced(produced)
     }
 
+    /// A call whose output and error text hold no credential sent to the server.
+    async fn redacted_call(&self, input: Value) -> Result<Value, ToolError> {
+        let redactor = &self.redactor;
+        match self.call(input).await {
+            Ok(output) => Ok(redactor.value(output)),
+            Err(ToolError::Failed(message)) => Err(ToolError::Failed(redactor.text(&message).into_owned())),
+            Err(ToolError::InvalidInput(message)) => Err(ToolError::InvalidInput(redactor.text(&message).into_owned())),
+        }
+    }
+
     async fn call(&self, input: Value) -> Result<Value, ToolError> {
         let Value::Object(arguments) = input else {
             return Err(ToolError::InvalidInput("the input must be a JSON object".into()));
         };
         let server = &self.server;
-        let request = CallToolRequestParams::new(self.def.name().to_owned()).with_arguments(arguments);
+        let request = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
         match self.peer.call_tool_once(request).await {
             Ok(CallToolResponse::Complete(result)) => outcome(result),
             Ok(CallToolResponse::InputRequired(_)) => Err(ToolError::Failed(format!(
