@@ -368,21 +368,34 @@ impl HttpServer {
 
     /// POSTs an `initialize` request with the given `Host` header; returns the status code.
     fn initialize_with_host(&self, host: &str) -> u16 {
+        self.initialize_with_headers(&format!("Host: {host}\r\n"))
+    }
+
+    /// The status of an `initialize` POST with `headers` (each ending in CRLF).
+    fn initialize_with_headers(&self, headers: &str) -> u16 {
         let body = json!({
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": { "protocolVersion": "2025-06-18", "capabilities": {},
                         "clientInfo": { "name": "raw", "version": "0" } },
         })
         .to_string();
-        let mut stream = TcpStream::connect(&self.addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+        self.status_of(&format!(
+            "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
-        )
-        .unwrap();
+        ))
+    }
+
+    /// The status of a `GET path` naming `host`.
+    fn get_with_host(&self, path: &str, host: &str) -> u16 {
+        self.status_of(&format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"))
+    }
+
+    /// Sends `request` as it is; the answer's status.
+    fn status_of(&self, request: &str) -> u16 {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
         let mut status_line = String::new();
         BufReader::new(stream.try_clone().unwrap()).read_line(&mut status_line).expect("a status line");
         let mut rest = Vec::new();
@@ -415,6 +428,17 @@ fn the_http_server_binds_loopback_and_checks_the_host_header() {
     assert_eq!(server.initialize_with_host(&format!("localhost:{port}")), 200);
     assert_eq!(server.initialize_with_host(&format!("attacker.example:{port}")), 403);
     assert_eq!(server.initialize_with_host("tools.internal"), 403);
+    // One check in front of every route that answers with data: /metrics names tools.
+    assert_eq!(server.get_with_host("/metrics", &server.addr), 200);
+    assert_eq!(server.get_with_host("/metrics", &format!("attacker.example:{port}")), 403);
+    assert_eq!(server.get_with_host("/metrics", &format!("localhost.attacker.example:{port}")), 403);
+    // A page of another site is refused even when it names the right host.
+    let from = |origin: &str| format!("Host: {}\r\nOrigin: {origin}\r\n", server.addr);
+    assert_eq!(server.initialize_with_headers(&from(&format!("http://localhost:{port}"))), 200);
+    assert_eq!(server.initialize_with_headers(&from("http://attacker.example")), 403);
+    assert_eq!(server.initialize_with_headers(&from("null")), 403);
+    // Probes say only counts, for balancers that reach the server by any address.
+    assert_eq!(server.get_with_host("/ready", "10.0.0.7:8080"), 200);
     drop(server);
 
     let server = HttpServer::start(&tools, &["--allow-host", "tools.internal"]);

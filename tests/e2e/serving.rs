@@ -417,7 +417,13 @@ fn metrics_count_calls_by_tool_and_outcome_slots_in_use_and_loads() {
         std::thread::sleep(Duration::from_millis(5));
     }
 
-    let samples = scrape(&server.addr, Some(CODER_TOKEN)).unwrap();
+    // An agent reads the series of the tools it may see, and the host's totals.
+    let coder = scrape(&server.addr, Some(CODER_TOKEN)).unwrap();
+    let named: Vec<&Value> = coder.iter().filter_map(|(_, labels, _)| labels.get("tool")).collect();
+    assert!(named.iter().all(|tool| tool.as_str().is_some_and(|tool| tool.starts_with("text/"))), "{named:?}");
+    assert!(sample(&coder, "toolhost_tools", json!({})).is_some_and(|t| t > 5.0));
+
+    let samples = scrape(&server.addr, Some(PLANNER_TOKEN)).unwrap();
     let calls = |tool: &str, outcome: &str| {
         sample(&samples, "toolhost_calls_total", json!({ "tool": tool, "outcome": outcome }))
     };

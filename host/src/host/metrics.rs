@@ -77,18 +77,19 @@ impl Metrics {
         self.load_errors.fetch_add(errors as u64, Ordering::Relaxed);
     }
 
-    /// Everything, in the Prometheus text format.
-    pub(crate) fn render(&self, gauges: &Gauges) -> String {
+    /// Everything, in the Prometheus text format; of the tools, those `shown` keeps.
+    pub(crate) fn render(&self, gauges: &Gauges, shown: impl Fn(&str) -> bool) -> String {
         let mut out = String::new();
-        let tools = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        let all = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        let tools: Vec<(&String, &ToolStats)> = all.iter().filter(|(tool, _)| shown(tool)).collect();
         family(&mut out, "toolhost_calls_total", "counter", "Tool calls, by tool and outcome (ok or the error kind).");
-        for (tool, stats) in tools.iter() {
+        for (tool, stats) in &tools {
             for (outcome, count) in &stats.outcomes {
                 let _ = writeln!(out, "toolhost_calls_total{{tool=\"{}\",outcome=\"{outcome}\"}} {count}", label(tool));
             }
         }
         family(&mut out, "toolhost_call_duration_seconds", "histogram", "Time from call to answer, refusals included.");
-        for (tool, stats) in tools.iter() {
+        for (tool, stats) in &tools {
             let tool = label(tool);
             let mut cumulative = 0;
             for (i, count) in stats.buckets.iter().enumerate() {
@@ -101,10 +102,11 @@ impl Metrics {
             let _ = writeln!(out, "toolhost_call_duration_seconds_count{{tool=\"{tool}\"}} {cumulative}");
         }
         family(&mut out, "toolhost_fuel_consumed_total", "counter", "Fuel burned by guests, by tool.");
-        for (tool, stats) in tools.iter() {
+        for (tool, stats) in &tools {
             let _ = writeln!(out, "toolhost_fuel_consumed_total{{tool=\"{}\"}} {}", label(tool), stats.fuel);
         }
         drop(tools);
+        drop(all);
         let scalars = [
             ("toolhost_instance_slots_in_use", "gauge", "Calls holding an instance slot now.", gauges.slots_in_use),
             ("toolhost_instance_slots", "gauge", "Calls that may hold an instance slot at once.", gauges.slots),

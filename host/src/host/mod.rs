@@ -31,7 +31,7 @@ pub use report::{CallOptions, CallReport, ToolCall};
 pub(crate) use idle::sweep_idle;
 
 use crate::error::LoadError;
-use crate::policy::{ApprovalHook, Policy, SessionToolsets};
+use crate::policy::{ApprovalHook, Caller, Policy, SessionToolsets};
 use crate::registry::{Layer, Listing, Loaders, ProgressFn, RegistryChange, Snapshot};
 use crate::sandbox::Resolve;
 use crate::sources::{HttpTool, LoadedComponent, Supervisors};
@@ -149,8 +149,18 @@ impl ToolHost {
     }
 
     /// The host's numbers in the Prometheus text format, when it was built with
-    /// [`ToolHostBuilder::metrics`] on.
+    /// [`ToolHostBuilder::metrics`] on: every tool's.
     pub fn metrics_text(&self) -> Option<String> {
+        self.metrics_text_where(|_| true)
+    }
+
+    /// The host's numbers as [`ToolHost::metrics_text`], with the series of only the
+    /// tools `caller` may see (the totals are the host's): what an agent's token reads.
+    pub fn metrics_text_for(&self, caller: &Caller) -> Option<String> {
+        self.metrics_text_where(|tool| self.may_see_name(caller, tool))
+    }
+
+    fn metrics_text_where(&self, shown: impl Fn(&str) -> bool) -> Option<String> {
         let metrics = self.metrics.as_ref()?;
         let snapshot = self.snapshot.load();
         let slots = self.call_slot_capacity;
@@ -160,6 +170,6 @@ impl ToolHost {
             tools: snapshot.tools.len(),
             load_errors: snapshot.load_errors().count(),
         };
-        Some(metrics.render(&gauges))
+        Some(metrics.render(&gauges, shown))
     }
 }

@@ -9,6 +9,7 @@
 mod auth;
 mod connections;
 mod direct;
+mod hosts;
 mod limits;
 mod middleware;
 mod sessions;
@@ -30,9 +31,11 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use crate::ToolHost;
 use crate::policy::Caller;
 use crate::serve::mcp::{ApprovalKey, McpServer, Shared};
+use crate::upstream::UpstreamState;
 use auth::SessionOwners;
 use connections::{listen, serve_connections};
 use direct::{DirectCalls, DirectSessions};
+use hosts::AllowedHosts;
 use middleware::{Authenticator, BodyLimits};
 use sessions::BoundedSessions;
 
@@ -171,6 +174,7 @@ fn http_router(
         .with_max_request_body_bytes(limits.max_body_size);
     let stop = config.cancellation_token.clone();
     let direct_sessions = Arc::new(DirectSessions::default());
+    let shared_caller = caller.clone();
     let shared = Shared::start(host.clone(), caller, approval_key, Some(direct_sessions.clone()));
     let sessions = BoundedSessions::new(limits, DirectCalls::new(McpServer::new(shared.clone()), direct_sessions));
     tokio::spawn(sessions.clone().close_idle(stop.child_token()));
@@ -186,19 +190,26 @@ fn http_router(
         .route_layer(from_fn(middleware::no_content_on_delete))
         .route_layer(from_fn_with_state(sessions.clone(), middleware::limit_streams))
         .route_layer(from_fn_with_state(body_limits, middleware::json_rpc_errors));
-    let mut metrics = axum::Router::new().route("/metrics", axum::routing::get(metrics_text).with_state(host.clone()));
+    let allowed = AllowedHosts::new(&options.allowed_hosts());
+    let metrics_state = (host.clone(), shared_caller);
+    let mut metrics = axum::Router::new().route("/metrics", axum::routing::get(metrics_text).with_state(metrics_state));
     if !options.tokens.is_empty() {
         let auth = Arc::new(Authenticator { tokens: options.tokens, owners: SessionOwners::default(), sessions });
         mcp = mcp.route_layer(from_fn_with_state(auth.clone(), middleware::authenticate));
         metrics = metrics.route_layer(from_fn_with_state(auth, middleware::authenticate));
     }
+    // Before anything else: a request for another site's name (DNS rebinding) or from
+    // another site's page reaches no route that answers with data.
+    mcp = mcp.route_layer(from_fn_with_state(allowed.clone(), hosts::check_host_and_origin));
+    metrics = metrics.route_layer(from_fn_with_state(allowed, hosts::check_host_and_origin));
     let router = mcp.merge(metrics).merge(probes(host));
     (router, stop)
 }
 
 /// `GET /health` (the process answers) and `GET /ready` (the first load finished and
 /// the registry serves; 503 `loading` until then): for load balancers and orchestrators, without credentials.
-/// They say how many tools and load errors there are, never which.
+/// They say how many tools, load errors and upstream servers in each state
+/// (`connecting`, `connected`, `failed`) there are, never which.
 fn probes(host: ToolHost) -> axum::Router {
     use axum::routing::get;
     let ready = move || {
@@ -211,10 +222,21 @@ fn probes(host: ToolHost) -> axum::Router {
                 true => ("ready", http::StatusCode::OK),
                 false => ("loading", http::StatusCode::SERVICE_UNAVAILABLE),
             };
+            let mut upstreams = serde_json::Map::new();
+            for status in host.upstreams().await {
+                let state = match status.state {
+                    UpstreamState::Connecting => "connecting",
+                    UpstreamState::Connected { .. } => "connected",
+                    UpstreamState::Failed { .. } => "failed",
+                };
+                let count = upstreams.entry(state).or_insert(serde_json::json!(0));
+                *count = serde_json::json!(count.as_u64().unwrap_or(0) + 1);
+            }
             let body = serde_json::json!({
                 "status": status,
                 "tools": snapshot.tools.len(),
                 "load_errors": snapshot.load_errors().count(),
+                "upstream_servers": upstreams,
                 "generation": snapshot.generation,
             });
             (code, axum::Json(body))
@@ -225,11 +247,19 @@ fn probes(host: ToolHost) -> axum::Router {
         .route("/ready", get(ready))
 }
 
-/// `GET /metrics`: the host's numbers in the Prometheus text format (with credentials
-/// when the server has tokens: any agent's); 404 when the host counts nothing.
-async fn metrics_text(axum::extract::State(host): axum::extract::State<ToolHost>) -> axum::response::Response {
+/// `GET /metrics`: the host's numbers in the Prometheus text format, with the series
+/// of the tools the caller may see (the token's agent when the server has tokens, else
+/// the server's caller); 404 when the host counts nothing.
+async fn metrics_text(
+    axum::extract::State((host, caller)): axum::extract::State<(ToolHost, Caller)>,
+    authenticated: Option<axum::Extension<crate::serve::mcp::Authenticated>>,
+) -> axum::response::Response {
     use axum::response::IntoResponse;
-    match host.metrics_text() {
+    let caller = match authenticated {
+        Some(axum::Extension(authenticated)) => Caller::new(authenticated.agent),
+        None => caller,
+    };
+    match host.metrics_text_for(&caller) {
         Some(text) => {
             ([(http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
         }
