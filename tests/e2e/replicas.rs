@@ -315,6 +315,13 @@ fn three_replicas_behind_haproxy_serve_one_pinned_toolset_and_one_storage_throug
     let answered_by: BTreeSet<&str> =
         approval["answered_by"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
     assert!(answered_by.len() >= 2, "the question and its answer went to different replicas: {approval}");
+    // The answer approves that one call: its retry sent again is refused by every replica.
+    let replays = approval["replays"].as_array().expect("replays");
+    assert!(replays.len() >= 2, "{approval}");
+    for replay in replays {
+        let replay = replay.as_str().unwrap();
+        assert!(replay.contains("already used") && !replay.contains("\"value\":2"), "{replay}");
+    }
 
     load.wait_for_calls(300);
     let before_kill = replicas[1].calls_answered();

@@ -52,12 +52,15 @@ class Alternating(httpx2.AsyncBaseTransport):
         self.replicas = [httpx2.URL(url) for url in replicas]
         self.turn = 0
         self.answered_by: list[str] = []
+        self.sent: list[tuple[dict[str, str], bytes]] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         replica = self.replicas[self.turn % len(self.replicas)]
         self.turn += 1
         request.url = request.url.copy_with(host=replica.host, port=replica.port)
         self.answered_by.append(f"{replica.host}:{replica.port}")
+        body = await request.aread()
+        self.sent.append((dict(request.headers), body))
         return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -75,10 +78,20 @@ async def approval_across_replicas(replicas: list[str], token: str) -> dict[str,
         server = streamable_http_client(replicas[0], http_client=http)
         async with Client(server, mode="2026-07-28", elicitation_callback=approve) as client:
             result = await client.call_tool("calc.divide", {"dividend": 6, "divisor": 3})
+        # The retry that carried the answer, sent again as it was to every replica: an
+        # answer approves one call, wherever a replay lands.
+        retried = [(headers, body) for headers, body in transport.sent if b"inputResponses" in body]
+        replays = []
+        for headers, body in retried[-1:]:
+            for replica in replicas:
+                headers = {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length")}
+                answer = await http.post(replica, content=body, headers=headers)
+                replays.append(answer.text[:2000])
     return {
         "is_error": bool(result.is_error),
         "structured": result.structured_content,
         "answered_by": transport.answered_by,
+        "replays": replays,
     }
 
 

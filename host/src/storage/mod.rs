@@ -234,6 +234,24 @@ impl Storage {
         transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))
     }
 
+    /// Marks `token` used in the host's own bucket (no guest can name it), once across
+    /// every host on this store: `true` for the first claim, `false` ever after. What
+    /// makes an approval single-use across replicas.
+    pub async fn claim_once(&self, token: &str) -> Result<bool, StorageError> {
+        let bucket = BucketId { owner: "toolhost".to_owned(), id: "toolhost:used".to_owned() };
+        let mut transaction = Transaction::new(self.backend().await?, std::time::Duration::from_secs(10));
+        let unlimited = Quota { max_bytes: u64::MAX, max_keys: u64::MAX, max_value: u64::MAX };
+        let swapped = transaction
+            .swap(&bucket, token, &None, b"used".to_vec(), &unlimited)
+            .await
+            .map_err(|e| StorageError::Backend(e.0))?;
+        if swapped.is_err() {
+            return Ok(false);
+        }
+        transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))?;
+        Ok(true)
+    }
+
     /// Usage of one owner (a component identity or a shared bucket).
     pub async fn usage(&self, owner: &str) -> Result<Usage, StorageError> {
         self.backend().await?.usage(owner).await

@@ -129,19 +129,33 @@ impl std::fmt::Debug for ApprovalKey {
 const CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// What a question was about (caller, tool, input, risk, reason) and when it was asked,
-/// sealed with the server's key (HMAC-SHA256) as `SECONDS.MAC`: the retry must carry
-/// it, so an answer approves only the call it was asked about — not the same tool with
-/// another input, nor another caller's call — only within [`APPROVAL_WAIT`] of the
-/// question, and only a server holding the key can make one.
+/// sealed with the server's key (HMAC-SHA256) as `SECONDS.NONCE.MAC`: the retry must
+/// carry it, so an answer approves only the call it was asked about — not the same tool
+/// with another input, nor another caller's call — only within [`APPROVAL_WAIT`] of the
+/// question, and only a server holding the key can make one. The nonce makes each
+/// question's seal its own, so that the answer to it can be used once
+/// ([`used_once_token`]).
 pub(crate) fn seal(key: &ApprovalKey, request: &ApprovalRequest, asked: SystemTime) -> String {
     let seconds = asked.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-    format!("{seconds}.{}", mac(key, request, seconds))
+    let mut nonce = [0u8; 12];
+    // Without randomness, two questions asked in one second share a seal, and the
+    // second answer is refused as used: a refusal, never a replay.
+    let _ = getrandom::fill(&mut nonce);
+    let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{seconds}.{nonce}.{}", mac(key, request, seconds, &nonce))
 }
 
-fn mac(key: &ApprovalKey, request: &ApprovalRequest, seconds: u64) -> String {
+/// What marks a checked seal used, in the store every replica shares: its MAC.
+pub(crate) fn used_once_token(seal: &str) -> String {
+    format!("approval:{}", seal.rsplit_once('.').map_or(seal, |(_, mac)| mac))
+}
+
+fn mac(key: &ApprovalKey, request: &ApprovalRequest, seconds: u64, nonce: &str) -> String {
     use hmac::Mac;
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key.0).expect("HMAC takes a key of any length");
     mac.update(&seconds.to_be_bytes());
+    mac.update(nonce.as_bytes());
+    mac.update(b".");
     mac.update(&serde_json::to_vec(request).unwrap_or_default());
     mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -156,11 +170,12 @@ pub(crate) fn check_seal(
     now: SystemTime,
 ) -> Result<(), &'static str> {
     use subtle::ConstantTimeEq;
-    let (seconds, echoed_mac) = echoed
+    let (seconds, nonce, echoed_mac) = echoed
         .and_then(|echoed| echoed.split_once('.'))
-        .and_then(|(seconds, mac)| Some((seconds.parse::<u64>().ok()?, mac)))
+        .and_then(|(seconds, rest)| Some((seconds.parse::<u64>().ok()?, rest.split_once('.')?)))
+        .map(|(seconds, (nonce, mac))| (seconds, nonce, mac))
         .ok_or(ANOTHER_QUESTION)?;
-    let expected = mac(key, request, seconds);
+    let expected = mac(key, request, seconds, nonce);
     let same = echoed_mac.len() == expected.len() && bool::from(echoed_mac.as_bytes().ct_eq(expected.as_bytes()));
     if !same {
         return Err(ANOTHER_QUESTION);
@@ -176,6 +191,10 @@ pub(crate) fn check_seal(
 /// Why a retry's answer is not taken: it was given for another question.
 pub(crate) const ANOTHER_QUESTION: &str =
     "the approval answers another question (a different caller, tool or input, or another server)";
+/// Why a retry's answer is not taken: it was taken before (a replay).
+pub(crate) const USED: &str = "the approval was already used: an answer approves one call";
+/// Why a retry's answer is not taken: whether it was used cannot be known.
+pub(crate) const UNCHECKED: &str = "the approval cannot be checked as unused: the store is not reachable";
 /// Why a retry's answer is not taken: the question is too old.
 pub(crate) const EXPIRED: &str = "the approval question has expired: it was asked more than 10 minutes ago";
 
@@ -255,7 +274,8 @@ mod tests {
         other_caller.caller = Caller::new("intruder");
         let now = SystemTime::now();
         let sealed = seal(&key, &asked, now);
-        assert_eq!(sealed, seal(&key, &request(), now));
+        assert_ne!(sealed, seal(&key, &request(), now), "each question's seal is its own");
+        assert_ne!(used_once_token(&sealed), used_once_token(&seal(&key, &request(), now)));
         assert_eq!(check_seal(&key, &asked, Some(&sealed), now), Ok(()));
         for (refused, why) in [
             (check_seal(&key, &other_input, Some(&sealed), now), "another input"),
@@ -267,10 +287,14 @@ mod tests {
         ] {
             assert_eq!(refused, Err(ANOTHER_QUESTION), "{why}");
         }
-        // The time is sealed too: a client cannot make an old question look new.
-        let (seconds, mac) = sealed.split_once('.').unwrap();
-        let moved = format!("{}.{mac}", seconds.parse::<u64>().unwrap() + 500);
+        // The time and the nonce are sealed too: a client cannot make an old question
+        // look new, nor a used answer look unused.
+        let (seconds, rest) = sealed.split_once('.').unwrap();
+        let moved = format!("{}.{rest}", seconds.parse::<u64>().unwrap() + 500);
         assert_eq!(check_seal(&key, &asked, Some(&moved), now), Err(ANOTHER_QUESTION));
+        let (nonce, mac) = rest.split_once('.').unwrap();
+        let renewed = format!("{seconds}.{}.{mac}", nonce.replace(|c: char| c != '0', "0"));
+        assert_eq!(check_seal(&key, &asked, Some(&renewed), now), Err(ANOTHER_QUESTION));
     }
 
     #[test]

@@ -53,7 +53,7 @@ impl McpServer {
     /// Who approves this call if it needs approval: the person behind the client, asked
     /// during the call; on 2026-07-28, which forbids asking during a call, the answer the
     /// retried call carries, or else `Err`: the question to answer first.
-    fn approver(
+    async fn approver(
         &self,
         caller: &Caller,
         request: &CallToolRequestParams,
@@ -83,10 +83,23 @@ impl McpServer {
         let now = std::time::SystemTime::now();
         match request.input_responses.as_ref().and_then(|r| r.get(approval::APPROVAL_INPUT)) {
             None => Err(Box::new(approval::input_required(&question, approval::seal(key, &question, now)))),
-            Some(answer) => match approval::check_seal(key, &question, request.request_state.as_deref(), now) {
-                Ok(()) => Ok(approval::answered(answer)),
-                Err(why) => Ok(approval::unable(why)),
-            },
+            Some(answer) => {
+                let sealed = request.request_state.as_deref();
+                if let Err(why) = approval::check_seal(key, &question, sealed, now) {
+                    return Ok(approval::unable(why));
+                }
+                // One answer, one call: the seal is claimed in the store every replica
+                // shares, and a retry that carries it again is refused.
+                let token = approval::used_once_token(sealed.unwrap_or_default());
+                match self.shared.host.storage().claim_once(&token).await {
+                    Ok(true) => Ok(approval::answered(answer)),
+                    Ok(false) => Ok(approval::unable(approval::USED)),
+                    Err(problem) => {
+                        tracing::warn!("approval: {}", crate::text::Escaped(&problem.to_string()));
+                        Ok(approval::unable(approval::UNCHECKED))
+                    }
+                }
+            }
         }
     }
 }
@@ -128,7 +141,7 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.shared.caller_of(&context.extensions);
         let input = Value::Object(request.arguments.clone().unwrap_or_default());
-        let approver = match self.approver(&caller, &request, &input, &context) {
+        let approver = match self.approver(&caller, &request, &input, &context).await {
             Ok(approver) => approver,
             Err(ask_first) => return Ok(CallToolResponse::InputRequired(*ask_first)),
         };
