@@ -678,6 +678,24 @@ async fn the_operator_reads_changes_exports_and_imports(store: Store) {
     let (code, _, error) = toolhost(&["import", "-"], Some("{\"format\": \"other\"}"));
     assert_ne!(code, Some(0));
     assert!(error.contains("not a toolhost storage export"), "{error}");
+
+    // A value is data: piped, its bytes as stored; on a terminal (a pty by `script`),
+    // its control characters escaped, so it cannot write the clipboard (OSC 52).
+    let evil = "\u{1b}]52;c;aGVsbG8=\u{7}\u{1b}[2Jtext";
+    assert_eq!(toolhost(&["set", "app/kv:default", "evil", evil], None).0, Some(0));
+    assert_eq!(toolhost(&["get", "app/kv:default", "evil"], None).1, evil, "a pipe gets the bytes");
+    let quote = |arg: &str| format!("'{}'", arg.replace('\'', "'\\''"));
+    let line = [toolhost_bin().display().to_string(), "--config".into(), config.display().to_string()]
+        .iter()
+        .map(|arg| quote(arg))
+        .chain(["storage", "get", "app/kv:default", "evil"].map(quote))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let on_terminal = Command::new("script").args(["-qec", &line, "/dev/null"]).output().expect("script");
+    let shown = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(on_terminal.status.success(), "{shown}");
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "raw control characters: {shown:?}");
+    assert!(shown.contains("\\u{1b}]52;c;aGVsbG8=\\u{7}\\u{1b}[2Jtext"), "{shown:?}");
 }
 
 /// `kill -9` of a server in the middle of a stream of calls, each adding a key: every

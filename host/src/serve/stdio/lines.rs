@@ -222,10 +222,15 @@ impl Transport<RoleServer> for JsonLines {
                 self.refuse(Value::Null, -32700, "Parse error: the line is not JSON");
                 continue;
             };
-            match value.get("id").filter(|id| id.is_string() || id.is_number()) {
+            let id = value.get("id").filter(|id| id.is_string() || id.is_number());
+            let is_notification = value.get("id").is_none() && value.get("method").is_some_and(Value::is_string);
+            match id {
                 Some(id) => self.refuse(id.clone(), -32600, &format!("Invalid Request: {error}")),
                 // A notification the SDK does not know: notifications get no answer.
-                None => continue,
+                None if is_notification => continue,
+                // JSON that is no JSON-RPC message at all (`42`, `[]`, `{}`, an id
+                // that is an object): answered, as nothing can be matched to it.
+                None => self.refuse(Value::Null, -32600, &format!("Invalid Request: {error}")),
             }
         }
     }
@@ -348,6 +353,17 @@ mod tests {
         assert_eq!(replies[0]["id"], Value::Null);
         assert_eq!(replies[1]["error"]["code"], -32600);
         assert_eq!(replies[1]["id"], 3);
+    }
+
+    #[tokio::test]
+    async fn json_that_is_no_json_rpc_message_gets_invalid_request() {
+        let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        let input = format!("42\n[]\n{{\"foo\": 1}}\n{{\"id\": {{}}, \"method\": \"ping\"}}\n{ping}\n");
+        let (methods, replies) = answers(&input).await;
+        assert_eq!(methods, ["ping"]);
+        let refused: Vec<&Value> = replies.iter().filter(|reply| reply["id"].is_null()).collect();
+        assert_eq!(refused.len(), 4, "{replies:?}");
+        assert!(refused.iter().all(|reply| reply["error"]["code"] == -32600), "{replies:?}");
     }
 
     #[tokio::test]

@@ -29,7 +29,8 @@ pub enum StorageCommand {
     },
     /// List the keys of BUCKET (`namespace/file:name`, or `shared:name`).
     Keys { bucket: String },
-    /// Print a value to stdout, as stored.
+    /// Print a value to stdout: as stored into a pipe or a file, with its control
+    /// characters escaped onto a terminal (a value is a guest's data, not commands).
     Get { bucket: String, key: String },
     /// Set a value: VALUE, or stdin without it.
     Set { bucket: String, key: String, value: Option<String> },
@@ -55,7 +56,7 @@ pub async fn run(options: &super::HostOptions, command: StorageCommand) -> anyho
             }
         }
         StorageCommand::Get { bucket, key } => match storage.get(&bucket_id(&bucket)?, &key).await? {
-            Some(value) => std::io::stdout().write_all(&value)?,
+            Some(value) => write_value(&value)?,
             None => bail!("no key `{}` in {}", Escaped(&key), Escaped(&bucket)),
         },
         StorageCommand::Set { bucket, key, value } => {
@@ -162,4 +163,16 @@ fn imported(value: &Value) -> anyhow::Result<Vec<u8>> {
         return base64::engine::general_purpose::STANDARD.decode(encoded).context("its `base64` does not decode");
     }
     bail!("a value is {{\"text\": …}} or {{\"base64\": …}}")
+}
+
+/// A stored value onto stdout: its bytes as they are for a pipe or a file; for a
+/// terminal, as text with every control character escaped, and a newline.
+fn write_value(value: &[u8]) -> std::io::Result<()> {
+    use std::io::IsTerminal;
+    let mut stdout = std::io::stdout().lock();
+    if stdout.is_terminal() {
+        writeln!(stdout, "{}", Escaped(&String::from_utf8_lossy(value)))
+    } else {
+        stdout.write_all(value)
+    }
 }
