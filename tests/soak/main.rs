@@ -9,8 +9,12 @@
 //! breaks, removes and re-adds the `churn` namespace's component and manifest every
 //! second. Then it prints a summary and fails unless:
 //!
-//! - no call of a tool that exists throughout failed, on either host, and no call of the
-//!   churned tool ended in anything but its answer or `not_found`;
+//! - no call of a tool that exists throughout failed, on either host (an HTTP tool
+//!   calling a loopback service among them), no call of the churned tool ended in
+//!   anything but its answer or `not_found`, and no call of the upstream MCP server's
+//!   tool in anything but its answer or, while the server is down after the crash a
+//!   worker causes every few rounds, an error naming the server;
+//! - each host's upstream server answered, and came back after each crash;
 //! - every answer of the churned tool named a version the writer wrote (and each host
 //!   answered more than one: the reloads reached the callers);
 //! - the RSS and open file descriptors of the server and of this process in the last
@@ -24,6 +28,7 @@ mod churn;
 mod fronts;
 mod mix;
 mod resources;
+mod sources;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -66,6 +71,11 @@ const STOP_WAIT: Duration = Duration::from_secs(10);
 /// Failed calls quoted in the summary (all are counted).
 const QUOTED_FAILURES: usize = 20;
 const SLOTS_IN_USE: &str = "toolhost_instance_slots_in_use";
+/// Where each host's upstream server writes its events (`started`, …), in the work dir.
+const SERVER_UPSTREAM_EVENTS: &str = "server-upstream.events";
+const LIBRARY_UPSTREAM_EVENTS: &str = "library-upstream.events";
+/// How often the upstream server is crashed: in one round of this many, by one worker.
+const CRASH_EVERY_ROUNDS: usize = 8;
 
 /// The stable hostile toolbox's limits: each misbehaviour hits one of them quickly.
 const HOSTILE_MANIFEST: &str = "[limits]\nfuel = 20_000_000\nmemory = \"16 MiB\"\ntimeout = \"10s\"\n\
@@ -119,7 +129,8 @@ struct Server {
 impl Server {
     fn start(tools: &Path, work: &Path) -> Server {
         let config = work.join("toolhost.toml");
-        std::fs::write(&config, "").expect("write an empty configuration");
+        let upstream = sources::upstream_toml(&work.join(SERVER_UPSTREAM_EVENTS));
+        std::fs::write(&config, upstream).expect("write the configuration");
         let mut command = Command::new(toolhost_bin());
         command
             .arg("--config")
@@ -282,6 +293,10 @@ fn work(worker: usize, shared: &Shared) -> Tally {
     for round_number in 0.. {
         let front = if (round_number + worker).is_multiple_of(2) { Front::Server } else { Front::Library };
         for &kind in &round {
+            // The crash comes seldom enough that the server is up most of the run.
+            if kind == Kind::UpstreamCrash && !(worker == 0 && round_number % CRASH_EVERY_ROUNDS == 0) {
+                continue;
+            }
             shared.pause.wait_while_requested();
             if Instant::now() >= shared.deadline {
                 return tally;
@@ -327,6 +342,8 @@ struct Summary {
     trends: Option<Vec<Trend>>,
     samples: usize,
     server_stop: Result<Duration, String>,
+    /// How many times each host's upstream server started: the server's, the library's.
+    upstream_starts: [usize; 2],
     problems: Vec<String>,
 }
 
@@ -338,6 +355,8 @@ fn soak(duration: Duration) -> Summary {
     tools.manifest("hostile", "hostile", HOSTILE_MANIFEST);
     tools.install("hostile", "slow", "hostile");
     tools.manifest("slow", "hostile", SLOW_MANIFEST);
+    let echo = sources::EchoService::start();
+    echo.install_tool(&tools);
     let versions = Arc::new(Versions::default());
     let hostile = std::fs::read(component("hostile")).expect("read the hostile component");
     let writer = Writer::start(tools.path(), hostile, versions.clone());
@@ -352,6 +371,7 @@ fn soak(duration: Duration) -> Summary {
                 .root(tools.path())
                 .metrics(true)
                 .compile_cache(CacheSetting::Dir(work_dir.path().join("library-cache")))
+                .upstream(sources::upstream_server(&work_dir.path().join(LIBRARY_UPSTREAM_EVENTS)))
                 .build(),
         )
         .expect("the library host builds");
@@ -379,6 +399,7 @@ fn soak(duration: Duration) -> Summary {
         churn::NAMESPACE,
         churn::STEP_EVERY
     );
+    wait_for_upstream(&server.addr);
     let started = Instant::now();
     let shared = Shared {
         deadline: started + duration,
@@ -438,6 +459,9 @@ fn soak(duration: Duration) -> Summary {
     let server_metrics = scrape(&server.addr).ok();
     let library_metrics = host.metrics_text();
     let server_stop = server.stop();
+    let upstream_starts = [SERVER_UPSTREAM_EVENTS, LIBRARY_UPSTREAM_EVENTS].map(|events| {
+        std::fs::read_to_string(work_dir.path().join(events)).unwrap_or_default().matches("started").count()
+    });
     let trends = rest_after_warm_up.as_ref().and_then(|rest| {
         let windows = Windows { after_warm_up: rest.sample.at, end: ran_for, length: warm_up };
         resources::trends(&samples, windows, rest.sample, rest_at_end.sample)
@@ -459,10 +483,22 @@ fn soak(duration: Duration) -> Summary {
         trends,
         samples: samples.len(),
         server_stop,
+        upstream_starts,
         problems: Vec::new(),
     };
     summary.problems = summary.judge();
     summary
+}
+
+/// Waits until the server answers a call of its upstream server's tool (it serves
+/// while the upstream server connects), at most a minute.
+fn wait_for_upstream(addr: &str) {
+    let mut client = ServerClient::new(addr);
+    let asked = Instant::now();
+    while client.call(Kind::UpstreamAdd.tool(), &Kind::UpstreamAdd.input(0)).outcome != "ok" {
+        assert!(asked.elapsed() < Duration::from_secs(60), "the server's upstream server was not up within a minute");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Once no call is in flight: waits until both hosts report every slot free, and until
@@ -517,6 +553,20 @@ impl Summary {
                 "{} calls of the churned tool ended in neither a written version nor not_found",
                 tally.churned_failures
             ));
+        }
+        for (front, starts) in [Front::Server, Front::Library].into_iter().zip(self.upstream_starts) {
+            let answered = tally.outcomes.get(&(Kind::UpstreamAdd, front)).and_then(|o| o.get("ok")).copied();
+            if answered.unwrap_or(0) == 0 {
+                problems.push(format!("the {}'s upstream server never answered", front.label()));
+            }
+            let crashed = tally.outcomes.keys().any(|(kind, f)| *kind == Kind::UpstreamCrash && *f == front);
+            if crashed && starts < 2 {
+                problems.push(format!("the {}'s upstream server crashed and did not come back", front.label()));
+            }
+            let echoed = tally.outcomes.get(&(Kind::HttpEcho, front)).and_then(|o| o.get("ok")).copied();
+            if echoed.unwrap_or(0) == 0 {
+                problems.push(format!("the {}'s HTTP tool never answered", front.label()));
+            }
         }
         for front in [Front::Server, Front::Library] {
             let seen = tally.versions_seen.get(&front).map_or(0, BTreeSet::len);
@@ -589,7 +639,7 @@ impl Summary {
             println!("  {:<18} {:<8} {total:>8}  {}", kind.label(), front.label(), outcomes.join(", "));
         }
         println!(
-            "failures        {} (tools that exist throughout: {}; churned tool: {})",
+            "failures        {} (tools that exist throughout: {}; churned tools: {})",
             tally.stable_failures + tally.churned_failures,
             tally.stable_failures,
             tally.churned_failures
@@ -604,6 +654,10 @@ impl Summary {
             seen(Front::Server),
             seen(Front::Library),
             tally.churned_failures
+        );
+        println!(
+            "upstream        `up` started: server {} times, library {} times (one start, then one per crash)",
+            self.upstream_starts[0], self.upstream_starts[1]
         );
         let steps: Vec<String> = self.steps.iter().map(|(step, count)| format!("{step:?} {count}")).collect();
         println!("writer          {} steps: {}", self.steps.values().sum::<u64>(), steps.join(", "));

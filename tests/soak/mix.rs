@@ -33,6 +33,13 @@ pub enum Kind {
     LogFlood,
     /// `churn/config` of the `version` the writer's manifest grants.
     ChurnedVersion,
+    /// `web/echo`: an HTTP tool calling a loopback service.
+    HttpEcho,
+    /// `up/add` of the upstream MCP server: the sum, or, while the server is down
+    /// after a crash, an error naming it.
+    UpstreamAdd,
+    /// `up/crash`: the upstream server's process ends; the host starts it again.
+    UpstreamCrash,
 }
 
 impl Kind {
@@ -48,6 +55,9 @@ impl Kind {
             Kind::HugeOutput => "huge_output",
             Kind::LogFlood => "log_flood",
             Kind::ChurnedVersion => "churned_version",
+            Kind::HttpEcho => "http_echo",
+            Kind::UpstreamAdd => "upstream_add",
+            Kind::UpstreamCrash => "upstream_crash",
         }
     }
 
@@ -63,11 +73,16 @@ impl Kind {
             Kind::HugeOutput => "hostile/huge_output",
             Kind::LogFlood => "hostile/log_flood",
             Kind::ChurnedVersion => "churn/config",
+            Kind::HttpEcho => "web/echo",
+            Kind::UpstreamAdd => "up/add",
+            Kind::UpstreamCrash => "up/crash",
         }
     }
 
+    /// Whether the tool comes and goes during the run (the churned component, the
+    /// upstream server that crashes).
     pub fn is_churned(self) -> bool {
-        self == Kind::ChurnedVersion
+        matches!(self, Kind::ChurnedVersion | Kind::UpstreamAdd | Kind::UpstreamCrash)
     }
 
     /// The input of the `serial`-th call of this kind (numbers vary so that a stale or
@@ -81,6 +96,9 @@ impl Kind {
             Kind::HugeOutput => json!({ "bytes": 100_000 }),
             Kind::LogFlood => json!({ "bytes": 200_000 }),
             Kind::ChurnedVersion => json!({ "name": "version" }),
+            Kind::HttpEcho => json!({ "n": serial }),
+            Kind::UpstreamAdd => json!({ "a": serial % 1000, "b": 7 }),
+            Kind::UpstreamCrash => json!({}),
         }
     }
 }
@@ -102,6 +120,12 @@ pub fn round() -> Vec<Kind> {
         Kind::ChurnedVersion,
         Kind::UnknownTool,
         Kind::SpinTimeout,
+        Kind::HttpEcho,
+        Kind::UpstreamAdd,
+        Kind::HttpEcho,
+        Kind::UpstreamAdd,
+        Kind::UpstreamCrash,
+        Kind::UpstreamAdd,
     ];
     others.iter().flat_map(|&other| std::iter::once(other).chain([Kind::Add; GOOD_CALLS_BETWEEN])).collect()
 }
@@ -149,6 +173,21 @@ pub fn judge(kind: Kind, input: &Value, answer: &Answer, versions: &Versions) ->
             };
         }
         Kind::ChurnedVersion => return judge_churned(answer, versions),
+        Kind::HttpEcho => {
+            return if answer.outcome == "ok" && answer.output.as_ref() == Some(input) {
+                Ok(None)
+            } else {
+                Err(format!("expected {input}, got {}", describe(answer)))
+            };
+        }
+        Kind::UpstreamAdd => return judge_upstream_add(input, answer),
+        Kind::UpstreamCrash => {
+            // The process ends mid-call (`failed`), or was already down (`host`).
+            return match answer.outcome.as_str() {
+                "failed" | "host" => Ok(None),
+                _ => Err(format!("expected the call to end with the process, got {}", describe(answer))),
+            };
+        }
         Kind::BadInput => "input_invalid",
         Kind::UnknownTool => "not_found",
         Kind::Fail => "failed",
@@ -182,6 +221,18 @@ fn judge_churned(answer: &Answer, versions: &Versions) -> Result<Option<u64>, St
             }
         }
         _ => Err(format!("expected a written version or not_found, got {}", describe(answer))),
+    }
+}
+
+/// The sum; or, while the server is down (between a crash and its restart), `host`
+/// naming the server, or `failed` for a call the crash cut off.
+fn judge_upstream_add(input: &Value, answer: &Answer) -> Result<Option<u64>, String> {
+    let sum = input["a"].as_u64().unwrap_or(0) + input["b"].as_u64().unwrap_or(0);
+    match answer.outcome.as_str() {
+        "ok" if answer.output == Some(json!({ "result": sum })) => Ok(None),
+        "host" if answer.message.contains("upstream MCP server `up`") => Ok(None),
+        "failed" if answer.message.contains("`up`") => Ok(None),
+        _ => Err(format!("expected {{\"result\": {sum}}} or an error naming the server, got {}", describe(answer))),
     }
 }
 
