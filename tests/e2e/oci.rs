@@ -195,3 +195,73 @@ fn registry_credentials_come_from_the_docker_configuration_file() {
     let pulled = success(&toolhost(&config, &alice, &["pull"]));
     assert_eq!(pulled["components"][0]["sha256"], json!(sha256sum(&math)));
 }
+
+/// A registry that answers every manifest request with 64 MiB, announcing its length
+/// (`Content-Length`) or not (the body ends when the connection closes); the bytes it
+/// got to send before the client hung up are counted.
+struct HugeManifestRegistry {
+    addr: String,
+    sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl HugeManifestRegistry {
+    fn start(announce_length: bool) -> HugeManifestRegistry {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = sent.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request_line = String::new();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let _ = reader.read_line(&mut request_line);
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                }
+                if !request_line.contains("/manifests/") {
+                    let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+                    continue;
+                }
+                let length = if announce_length { "Content-Length: 67108864\r\n" } else { "" };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\n{length}Connection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let chunk = vec![b' '; 64 << 10];
+                for _ in 0..1024 {
+                    if stream.write_all(&chunk).is_err() {
+                        break;
+                    }
+                    counted.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                }
+            }
+        });
+        HugeManifestRegistry { addr, sent }
+    }
+}
+
+#[test]
+fn a_registry_serving_a_huge_manifest_is_refused_at_the_bound() {
+    for announce_length in [true, false] {
+        let registry = HugeManifestRegistry::start(announce_length);
+        let dir = tempfile::tempdir().unwrap();
+        let config = write_config(dir.path(), &registry.addr, &format!("oci://{}/tools/calc:1.0", registry.addr));
+        let output = toolhost(&config, &dir.path().join("docker"), &["pull"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("the registry's manifest is over 4 MiB"),
+            "length announced: {announce_length}: {stderr}"
+        );
+        // The client stopped reading at the bound: the rest was never sent (the socket
+        // buffers hold a few MiB more at most).
+        let sent = registry.sent.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(sent < 16 << 20, "length announced: {announce_length}: {sent} bytes were sent");
+    }
+}

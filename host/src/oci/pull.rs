@@ -80,7 +80,7 @@ pub async fn pull(
             .get(&component.layer, &component.full_name())
             .filter(|locked| mode != PullMode::Update && locked.reference == component.reference.as_str());
         let started = Instant::now();
-        let (locked, bytes, downloaded) = fetch(&client, &store, component, pinned).await?;
+        let (locked, bytes, downloaded) = fetch((&client, &settings.plain_http), &store, component, pinned).await?;
         fetched.push((component.path(&root), locked, bytes, downloaded, started.elapsed()));
     }
     let mut pulled = Vec::with_capacity(fetched.len());
@@ -153,7 +153,7 @@ impl Fetching<'_> {
 /// One component's manifest and bytes, checked: from the registry, or from the blob
 /// store when it holds the layer already.
 async fn fetch(
-    client: &Client,
+    (client, plain_http): (&Client, &[String]),
     store: &BlobStore,
     component: &OciComponent,
     pinned: Option<&Locked>,
@@ -165,7 +165,7 @@ async fn fetch(
         None => reference.clone(),
     };
     let auth = auth::credentials(target.resolve_registry()).map_err(|e| fetching.registry(e))?;
-    let (manifest_digest, manifest) = fetch_manifest(client, &target, &auth, &fetching).await?;
+    let (manifest_digest, manifest) = fetch_manifest((client, plain_http), &target, &auth, &fetching).await?;
     let (layer_digest, size) =
         artifact::component_layer(&manifest).map_err(|e| fetching.registry(format!("not a Wasm component: {e}")))?;
     if size > MAX_COMPONENT_SIZE {
@@ -190,13 +190,12 @@ async fn fetch(
 /// The manifest `target` names, and its digest, checked against the digest asked for
 /// (a pin, or `@sha256:` in the reference), else the one the registry named.
 async fn fetch_manifest(
-    client: &Client,
+    (client, plain_http): (&Client, &[String]),
     target: &Reference,
     auth: &oci_client::secrets::RegistryAuth,
     fetching: &Fetching<'_>,
 ) -> Result<(Sha256, OciImageManifest), OciError> {
-    let (manifest_bytes, said) = client
-        .pull_manifest_raw(target, auth, &[artifact::MANIFEST_MEDIA_TYPE])
+    let (manifest_bytes, said) = manifest_bytes(client, plain_http, target, auth)
         .await
         .map_err(|e| fetching.registry(format!("cannot fetch the manifest: {e}")))?;
     let manifest_digest = Sha256::of(&manifest_bytes);
@@ -212,6 +211,63 @@ async fn fetch_manifest(
     let manifest = serde_json::from_slice(&manifest_bytes)
         .map_err(|e| fetching.registry(format!("the manifest is not an OCI image manifest: {e}")))?;
     Ok((manifest_digest, manifest))
+}
+
+/// The most bytes of a manifest read: the limit the OCI distribution specification
+/// suggests registries enforce. A component's manifest is well under 1 KiB.
+pub(crate) const MAX_MANIFEST_SIZE: usize = 4 << 20;
+
+/// The manifest's bytes, read within [`MAX_MANIFEST_SIZE`] (the OCI client reads any
+/// size a registry sends), and the digest the registry named for it, if any. The
+/// request is the client's: its scheme, its credentials (a token it obtained, or the
+/// basic credentials), and the same trust in certificates.
+async fn manifest_bytes(
+    client: &Client,
+    plain_http: &[String],
+    target: &Reference,
+    auth: &oci_client::secrets::RegistryAuth,
+) -> Result<(Vec<u8>, String), String> {
+    use oci_client::RegistryOperation;
+    use oci_client::secrets::RegistryAuth;
+    let token = client.auth(target, auth, RegistryOperation::Pull).await.map_err(|e| e.to_string())?;
+    let registry = target.resolve_registry();
+    let scheme = if plain_http.iter().any(|plain| plain == registry) { "http" } else { "https" };
+    let reference = target.digest().or(target.tag()).unwrap_or("latest");
+    let url = format!("{scheme}://{registry}/v2/{}/manifests/{reference}", target.repository());
+    let http = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))?;
+    let mut request = http.get(&url).header(reqwest::header::ACCEPT, artifact::MANIFEST_MEDIA_TYPE);
+    request = match (token, auth) {
+        (Some(token), _) => request.bearer_auth(token),
+        (None, RegistryAuth::Basic(user, password)) => request.basic_auth(user, Some(password)),
+        (None, _) => request,
+    };
+    let mut response = request.send().await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("{url} answered HTTP {status}"));
+    }
+    let over = || format!("the registry's manifest is over {} MiB, the most read", MAX_MANIFEST_SIZE >> 20);
+    if response.content_length().is_some_and(|length| length > MAX_MANIFEST_SIZE as u64) {
+        return Err(over());
+    }
+    let said = response
+        .headers()
+        .get("Docker-Content-Digest")
+        .and_then(|digest| digest.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > MAX_MANIFEST_SIZE {
+            return Err(over());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, said))
 }
 
 /// The component's bytes from the registry, within the size its manifest gives, checked
