@@ -639,3 +639,33 @@ fn upstream_declarations_are_checked_with_file_and_line() {
         assert_eq!(error.line, 1, "{text}: {error}");
     }
 }
+
+/// An HTTP server that dies says nothing: the host finds it out by the ping it no
+/// longer answers, and reports it as a failed load (its tools gone, calls naming it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_http_upstream_is_found_out_and_reported_like_a_failed_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = HttpUpstream::start(&dir.path().join("events"));
+    let config = format!("[[upstream]]\nname = \"web\"\nurl = {:?}\nconnect_timeout = \"2s\"\n", server.url);
+    let host = host(&dir, &config).await;
+    assert_eq!(host.call("web/add", json!({ "a": 1, "b": 2 })).await.unwrap(), json!({ "result": 3 }));
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let problem = loop {
+        if let [status] = host.upstreams().await.as_slice()
+            && let UpstreamState::Failed { problem } = &status.state
+        {
+            break problem.clone();
+        }
+        assert!(Instant::now() < deadline, "the dead server was not found out within 30 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(problem.contains("ping") || problem.contains("ended"), "{problem}");
+    assert!(!host.list(&Caller::new("anyone")).iter().any(|tool| tool.name.starts_with("web/")));
+    let errors: Vec<String> = host.load_errors().iter().map(ToString::to_string).collect();
+    assert!(errors.iter().any(|error| error.contains("upstream MCP server `web`")), "{errors:?}");
+    let call = host.call("web/add", json!({ "a": 1, "b": 2 })).await.unwrap_err();
+    assert_eq!(call.kind(), ErrorKind::Host, "{call}");
+    assert!(call.to_string().contains("upstream MCP server `web`"), "{call}");
+}

@@ -31,6 +31,8 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 /// A connection that lived this long was healthy: the next failure retries quickly.
 const HEALTHY: Duration = Duration::from_secs(60);
+/// How often a connected server is pinged.
+const PING_EVERY: Duration = Duration::from_secs(10);
 /// The shortest time between two listings of one connection's tools.
 const RELIST_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -206,15 +208,14 @@ impl Supervisor {
         state: &watch::Sender<UpstreamState>,
     ) -> String {
         let peer = connection.peer().clone();
-        let info = peer.peer_info();
-        let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
-        let implementation = info.as_ref().and_then(|info| info.server_info.as_ref()).map(|implementation| {
-            Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
-        });
+        let (protocol, implementation) = described(&peer);
         tracing::info!(server = %self.server.name, protocol = %protocol, "upstream MCP server connected");
         let time = self.connect_time();
         let mut subscription = tokio::time::timeout(time, self.subscribe(&peer)).await.ok().flatten();
         let mut ended = Box::pin(connection.waiting());
+        // A server that went away without closing the connection (an HTTP server that
+        // died, a child that hangs) is found out by the ping it no longer answers.
+        let mut unanswered = Box::pin(keep_alive(&peer, time));
         let (mut published, mut listed_at): (Option<Vec<Tool>>, Option<Instant>) = (None, None);
         loop {
             // However many changes a server announces, it is listed at most once per
@@ -223,6 +224,7 @@ impl Supervisor {
             let listed = tokio::select! {
                 listed = async { tokio::time::sleep(wait).await; list_tools(&peer, time).await } => listed,
                 reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
+                problem = &mut unanswered => return problem,
             };
             listed_at = Some(Instant::now());
             let tools = match listed {
@@ -253,6 +255,7 @@ impl Supervisor {
                     }
                 },
                 reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
+                problem = &mut unanswered => return problem,
             }
         }
     }
@@ -316,6 +319,32 @@ impl Supervisor {
         let count = served.len();
         publish(&self.publisher, &self.server, served, errors).await;
         count
+    }
+}
+
+/// The revision a connection speaks, and what the server says it is.
+fn described(peer: &Peer<RoleClient>) -> (String, Option<Implementation>) {
+    let info = peer.peer_info();
+    let protocol = info.as_ref().map(|info| info.protocol_version.to_string()).unwrap_or_default();
+    let implementation = info.as_ref().and_then(|info| info.server_info.as_ref()).map(|implementation| {
+        Implementation { name: implementation.name.clone(), version: implementation.version.clone() }
+    });
+    (protocol, implementation)
+}
+
+/// Pings the server every [`PING_EVERY`]; completes, with why, when a ping is not
+/// answered within `time`.
+async fn keep_alive(peer: &Peer<RoleClient>, time: Duration) -> String {
+    use rmcp::model::{ClientRequest, PingRequest};
+    loop {
+        tokio::time::sleep(PING_EVERY).await;
+        let ping =
+            ClientRequest::PingRequest(PingRequest { method: Default::default(), extensions: Default::default() });
+        match tokio::time::timeout(time, peer.send_request(ping)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return format!("the server did not answer a ping: {e}"),
+            Err(_elapsed) => return format!("the server did not answer a ping within {}", seconds(time)),
+        }
     }
 }
 
