@@ -202,7 +202,8 @@ async fn http_tools_call_a_loopback_service_the_definition_allows_by_address() {
     // A rotated secret file is used by the next call, without a reload.
     std::fs::write(&secret_file, "file-secret-rotated").unwrap();
     let output = host.call("weather/forecast", json!({ "city": "Oslo", "payload": {} })).await.unwrap();
-    assert_eq!(output["headers"]["authorization"], "Bearer file-secret-rotated");
+    assert_eq!(service.seen().last().unwrap().headers["authorization"], "Bearer file-secret-rotated");
+    assert_eq!(output["headers"]["authorization"], "Bearer [secret]", "the rotated secret is redacted too");
 
     // The input is validated against the input schema before any request.
     let invalid = host.call("weather/forecast", json!({ "town": "Oslo" })).await;

@@ -132,8 +132,17 @@ async fn every_breach_refused_alike<F>(source: &str, quoted: Quoted, refused: F)
 where
     F: AsyncFn(&Breach) -> (ToolHost, Vec<String>),
 {
+    every_breach_but_refused_alike(source, quoted, &[], refused).await;
+}
+
+/// [`every_breach_refused_alike`], but for the breaches named in `not_breaches`, which
+/// the source serves by a rule of its own.
+async fn every_breach_but_refused_alike<F>(source: &str, quoted: Quoted, not_breaches: &[&str], refused: F)
+where
+    F: AsyncFn(&Breach) -> (ToolHost, Vec<String>),
+{
     let mut wrong = Vec::new();
-    for breach in breaches() {
+    for breach in breaches().into_iter().filter(|breach| !not_breaches.contains(&breach.what)) {
         let (host, errors) = refused(&breach).await;
         let expected = match (&breach.tool, quoted) {
             (Some(tool), Quoted::FullName) => {
@@ -279,7 +288,10 @@ async fn http_tools_grown_past_the_limit_keep_serving_what_they_served() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_servers_tools_are_refused_as_every_source_is() {
-    every_breach_refused_alike("upstream MCP server", Quoted::Declared, async |breach: &Breach| {
+    // An MCP tool's name may be what toolhost's is not: it is served by the naming rule
+    // (`sources/upstream/naming.rs`, tested in upstream_bounds.rs), not refused.
+    let mapped = ["a name over the length limit"];
+    every_breach_but_refused_alike("upstream MCP server", Quoted::Declared, &mapped, async |breach: &Breach| {
         let dir = tempfile::tempdir().unwrap();
         let listed: Vec<Value> = breach
             .declared
