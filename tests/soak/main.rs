@@ -13,7 +13,7 @@
 //!   calling a loopback service among them), no call of the churned tool ended in
 //!   anything but its answer or `not_found`, and no call of the upstream MCP server's
 //!   tool in anything but its answer or, while the server is down after the crash a
-//!   worker causes every few rounds, an error naming the server;
+//!   worker causes on each host every 15 s, an error naming the server;
 //! - each host's upstream server answered, and came back after each crash;
 //! - every answer of the churned tool named a version the writer wrote (and each host
 //!   answered more than one: the reloads reached the callers);
@@ -74,8 +74,10 @@ const SLOTS_IN_USE: &str = "toolhost_instance_slots_in_use";
 /// Where each host's upstream server writes its events (`started`, …), in the work dir.
 const SERVER_UPSTREAM_EVENTS: &str = "server-upstream.events";
 const LIBRARY_UPSTREAM_EVENTS: &str = "library-upstream.events";
-/// How often the upstream server is crashed: in one round of this many, by one worker.
-const CRASH_EVERY_ROUNDS: usize = 8;
+/// How often each host's upstream server is crashed: seldom enough that it is up most
+/// of the run (its backoff stays short), often enough that a one-minute run sees it
+/// come back several times.
+const CRASH_EVERY: Duration = Duration::from_secs(15);
 
 /// The stable hostile toolbox's limits: each misbehaviour hits one of them quickly.
 const HOSTILE_MANIFEST: &str = "[limits]\nfuel = 20_000_000\nmemory = \"16 MiB\"\ntimeout = \"10s\"\n\
@@ -224,6 +226,20 @@ struct Shared {
     versions: Arc<Versions>,
     calls: AtomicU64,
     pause: Pause,
+    /// When each host's upstream server was last crashed.
+    crashed: std::sync::Mutex<BTreeMap<Front, Instant>>,
+}
+
+impl Shared {
+    /// Whether `front`'s upstream server is due a crash; if so, it is counted as done.
+    fn crash_due(&self, front: Front) -> bool {
+        let mut crashed = self.crashed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if crashed.get(&front).is_some_and(|at| at.elapsed() < CRASH_EVERY) {
+            return false;
+        }
+        crashed.insert(front, Instant::now());
+        true
+    }
 }
 
 /// What one worker saw.
@@ -293,8 +309,7 @@ fn work(worker: usize, shared: &Shared) -> Tally {
     for round_number in 0.. {
         let front = if (round_number + worker).is_multiple_of(2) { Front::Server } else { Front::Library };
         for &kind in &round {
-            // The crash comes seldom enough that the server is up most of the run.
-            if kind == Kind::UpstreamCrash && !(worker == 0 && round_number % CRASH_EVERY_ROUNDS == 0) {
+            if kind == Kind::UpstreamCrash && !shared.crash_due(front) {
                 continue;
             }
             shared.pause.wait_while_requested();
@@ -410,6 +425,7 @@ fn soak(duration: Duration) -> Summary {
         versions: versions.clone(),
         calls: AtomicU64::new(0),
         pause: Pause::default(),
+        crashed: std::sync::Mutex::default(),
     };
     let server_pid = server.pid();
     let sample = || Sample {

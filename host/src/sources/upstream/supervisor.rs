@@ -185,6 +185,8 @@ impl Supervisor {
             if started.elapsed() >= HEALTHY {
                 retry = FIRST_RETRY;
             }
+            // The server's own words are part of it: bounded like any remote text.
+            let ended = crate::text::bounded(ended, crate::text::MAX_MESSAGE);
             let problem = format!("{ended} (next attempt in {:.1} s)", retry.as_secs_f64());
             tracing::warn!(server = %self.server.name, "upstream MCP server: {}", crate::text::Escaped(&problem));
             let error = LoadError::new(
