@@ -22,6 +22,10 @@ pub(super) struct ChildGroup {
 
 /// Makes the child `command` starts lead a process group of its own and die with the
 /// thread that starts it.
+// The thread is a runtime worker of the supervisor's task, which lives as long as the
+// runtime; an embedder that retires a worker thread early (`block_in_place`, whose
+// thread may later leave the blocking pool) would end the children started on it, and
+// the supervisor would start them again as after a crash.
 pub(super) fn confine(command: &mut tokio::process::Command) {
     command.process_group(0);
     // SAFETY: only async-signal-safe calls (prctl, getppid, kill) run between fork and
