@@ -35,7 +35,7 @@ async fn host(dir: &TempDir, config: &str) -> ToolHost {
     let path = dir.path().join("toolhost.toml");
     std::fs::write(&path, config).expect("write toolhost.toml");
     let config = HostConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    config.builder().build().await.expect("host builds")
+    config.builder().metrics(true).build().await.expect("host builds")
 }
 
 /// The problem of the server `name`, once it failed (within 20 s).
@@ -115,6 +115,10 @@ async fn a_silent_server_fails_within_its_connect_timeout_and_calls_name_it() {
     // A namespace nobody declared is still just not found.
     let error = host.call("nobody/plain", json!({})).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
+    // The failures are counted where an operator's alerts look.
+    let metrics = host.metrics_text().expect("metrics are on");
+    assert!(metrics.contains("toolhost_upstream_servers{state=\"failed\"} 3"), "{metrics}");
+    assert!(metrics.contains("toolhost_upstream_servers{state=\"serving\"} 0"), "{metrics}");
     // Every server is tried again with backoff.
     let deadline = Instant::now() + Duration::from_secs(10);
     while events(dir.path(), "quiet").matches("initialize").count() < 2 {
@@ -134,6 +138,8 @@ async fn a_flood_of_change_notifications_with_an_unchanged_list_changes_nothing(
     let listed = events(dir.path(), "flood").matches("tools/list").count() - listed_before;
     assert!(listed <= 4, "listed {listed} times in 3 s under thousands of notifications");
     assert!(changes.try_recv().is_err(), "an unchanged listing is no change");
+    let metrics = host.metrics_text().expect("metrics are on");
+    assert!(metrics.contains("toolhost_upstream_servers{state=\"serving\"} 1"), "{metrics}");
     assert_eq!(host.call("flood/plain", json!({})).await.unwrap()["content"][0]["text"], "plain");
 }
 

@@ -45,6 +45,10 @@ pub(crate) struct Gauges {
     pub slots: usize,
     pub tools: usize,
     pub load_errors: usize,
+    /// Upstream MCP servers whose tools are served now.
+    pub upstreams_serving: usize,
+    /// Upstream MCP servers that cannot be reached now (retried with backoff).
+    pub upstreams_failed: usize,
 }
 
 impl Metrics {
@@ -117,6 +121,10 @@ impl Metrics {
             family(&mut out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
         }
+        let upstreams = "toolhost_upstream_servers";
+        family(&mut out, upstreams, "gauge", "Upstream MCP servers by state: serving tools, or failed (retried).");
+        let _ = writeln!(out, "{upstreams}{{state=\"serving\"}} {}", gauges.upstreams_serving);
+        let _ = writeln!(out, "{upstreams}{{state=\"failed\"}} {}", gauges.upstreams_failed);
         let counters = [
             (
                 "toolhost_component_loads_total",

@@ -17,6 +17,7 @@ mod metrics;
 mod report;
 mod upstreams;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -169,6 +170,8 @@ impl ToolHost {
             slots,
             tools: snapshot.tools.len(),
             load_errors: snapshot.load_errors().count(),
+            upstreams_serving: snapshot.upstreams.iter().map(|slot| &slot.tool.server).collect::<BTreeSet<_>>().len(),
+            upstreams_failed: snapshot.unreachable_servers().count(),
         };
         Some(metrics.render(&gauges, shown))
     }

@@ -227,14 +227,18 @@ impl Snapshot {
         components.chain(http_tools).find_map(Option::as_ref).or_else(directory).or_else(server)
     }
 
+    /// The load errors of the upstream servers that are not connected, one each.
+    pub fn unreachable_servers(&self) -> impl Iterator<Item = &LoadError> {
+        self.source_errors.iter().filter(|error| matches!(error.kind, LoadErrorKind::Upstream { .. }))
+    }
+
     /// For a name in the namespace of an upstream server that is not connected: the
     /// name in full, and the server's load error.
     pub fn unreachable_server_of(&self, name: &str) -> Option<(String, &LoadError)> {
         let full_name = if name.contains('/') { name.to_owned() } else { names::unmap(name)? };
         let (namespace, _tool) = names::split(&full_name)?;
         let error = self
-            .source_errors
-            .iter()
+            .unreachable_servers()
             .find(|error| matches!(&error.kind, LoadErrorKind::Upstream { server, .. } if server == namespace))?;
         Some((full_name, error))
     }
