@@ -416,6 +416,28 @@ pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, se
     (output.status.code().unwrap_or(-1), stdout)
 }
 
+/// An upstream MCP server the test declares in code (as an embedder would): `script`
+/// (a file of `tests/mcp/`) run by [`mcp_python`] with `args`, on stdio, under `name`,
+/// in the default upstream layer, with `HOME` and nothing else of the environment.
+pub fn python_upstream(name: &str, script: &str, args: &[String]) -> toolhost::upstream::UpstreamServer {
+    use toolhost::upstream::{DEFAULT_LAYER, UpstreamServer, UpstreamTransport};
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(script).display().to_string();
+    UpstreamServer {
+        name: name.into(),
+        layer: DEFAULT_LAYER.into(),
+        transport: UpstreamTransport::Command {
+            program: mcp_python().display().to_string(),
+            args: std::iter::once(script).chain(args.iter().cloned()).collect(),
+            env: vec![("HOME".into(), "HOME".into())],
+            cwd: None,
+        },
+        timeout: None,
+        max_response: None,
+        connect_timeout: None,
+        rename: Default::default(),
+    }
+}
+
 /// The Python interpreter of a virtual environment holding the official MCP Python SDK
 /// (`mcp` 2.x), at `<target>/toolchains/mcp-venv`. Created on first use (`python3 -m
 /// venv`, then pip from PyPI; `$TOOLHOST_PYTHON` names another base interpreter) and

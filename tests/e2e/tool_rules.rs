@@ -13,7 +13,7 @@ use toolhost::{
     HostConfig, Layer, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TOOLS, NativeTool, SchemaRole,
     ToolDefError, ToolHost, ToolProblem,
 };
-use toolhost_tests::{ToolsDir, mcp_python, with_custom_section};
+use toolhost_tests::{ToolsDir, mcp_python, python_upstream, with_custom_section};
 
 /// The namespace every source serves its tools in.
 const NAMESPACE: &str = "rules";
@@ -328,26 +328,12 @@ async fn an_upstream_servers_tools_are_refused_as_every_source_is() {
 /// rule serves nothing: its name would be its tools' namespace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_server_under_a_bad_name_serves_nothing() {
-    use toolhost::upstream::{DEFAULT_LAYER, UpstreamServer, UpstreamTransport};
     let dir = tempfile::tempdir().unwrap();
     let declared = dir.path().join("tools.json");
     let listed = json!([{ "name": "add", "description": "Adds.", "inputSchema": { "type": "object" } }]);
     std::fs::write(&declared, listed.to_string()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/declared_tools_server.py");
-    let server = |name: &str| UpstreamServer {
-        name: name.into(),
-        layer: DEFAULT_LAYER.into(),
-        transport: UpstreamTransport::Command {
-            program: mcp_python().display().to_string(),
-            args: vec![script.display().to_string(), declared.display().to_string()],
-            env: vec![("HOME".into(), "HOME".into())],
-            cwd: None,
-        },
-        timeout: None,
-        max_response: None,
-        connect_timeout: None,
-        rename: Default::default(),
-    };
+    let declared = [declared.display().to_string()];
+    let server = |name: &str| python_upstream(name, "declared_tools_server.py", &declared);
     let host = ToolHost::builder().upstream(server("Bad Name")).upstream(server("good")).build().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let listed = |host: &ToolHost| !host.load_errors().is_empty() && host.snapshot().tools.contains_key("good/add");

@@ -10,32 +10,15 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 
-use toolhost::upstream::{DEFAULT_LAYER, UpstreamServer, UpstreamTransport};
-use toolhost_tests::{ToolsDir, mcp_python};
+use toolhost::upstream::UpstreamServer;
+use toolhost_tests::{ToolsDir, mcp_python, python_upstream};
 
 /// The upstream server's namespace.
 pub const UPSTREAM: &str = "up";
 
-fn server_script() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/upstream_server.py").display().to_string()
-}
-
 /// The upstream server, for the library host (its events in `events`).
 pub fn upstream_server(events: &Path) -> UpstreamServer {
-    UpstreamServer {
-        name: UPSTREAM.into(),
-        layer: DEFAULT_LAYER.into(),
-        transport: UpstreamTransport::Command {
-            program: mcp_python().display().to_string(),
-            args: vec![server_script(), "stdio".into(), events.display().to_string()],
-            env: vec![("HOME".into(), "HOME".into())],
-            cwd: None,
-        },
-        timeout: None,
-        max_response: None,
-        connect_timeout: None,
-        rename: Default::default(),
-    }
+    python_upstream(UPSTREAM, "upstream_server.py", &["stdio".into(), events.display().to_string()])
 }
 
 /// The same server in `toolhost.toml`, for the HTTP server.
@@ -43,7 +26,7 @@ pub fn upstream_toml(events: &Path) -> String {
     format!(
         "[[upstream]]\nname = {UPSTREAM:?}\ncommand = {:?}\nargs = [{:?}, \"stdio\", {:?}]\nenv = [\"HOME\"]\n",
         mcp_python().display().to_string(),
-        server_script(),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/upstream_server.py").display().to_string(),
         events.display().to_string()
     )
 }

@@ -65,10 +65,7 @@ pub(crate) fn duration_key(value: Spanned<String>, key: &str, ceilings: Ceilings
     if timeout.is_zero() {
         return Err(Problem::at(span, format!("`{key}` must be greater than 0")));
     }
-    if timeout > ceilings.timeout {
-        let message = format!("`{key}` is {timeout:?}, over the host's ceiling of {:?}", ceilings.timeout);
-        return Err(Problem::at(span, message));
-    }
+    check_time_limit(key, timeout, ceilings).map_err(|message| Problem::at(span, message))?;
     Ok(timeout)
 }
 
@@ -84,8 +81,13 @@ pub(crate) fn size_key(value: Spanned<Size>, key: &str) -> Result<u64, Problem> 
 
 /// Whether a tool's time limit, however it was set, is within the host's ceiling.
 pub fn check_timeout(timeout: Duration, ceilings: Ceilings) -> Result<(), String> {
-    if timeout > ceilings.timeout {
-        return Err(format!("`timeout` is {timeout:?}, over the host's ceiling of {:?}", ceilings.timeout));
+    check_time_limit("timeout", timeout, ceilings)
+}
+
+/// Whether the time limit under the key `key` is within the host's ceiling.
+fn check_time_limit(key: &str, time: Duration, ceilings: Ceilings) -> Result<(), String> {
+    if time > ceilings.timeout {
+        return Err(format!("`{key}` is {time:?}, over the host's ceiling of {:?}", ceilings.timeout));
     }
     Ok(())
 }

@@ -5,17 +5,17 @@
 //! parallel, and keep the last good version of a file that no longer loads.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Layer;
 use super::discovery::{Discovered, DiscoveredHttp, FileStamp, Fingerprint, discover};
 use super::loading::{Loaders, Loading, ProgressFn, ToLoad};
 use super::snapshot::{ComponentSlot, HttpSlot, NativeSlot, Parts, Snapshot, UpstreamSlot};
-use crate::error::{LoadError, LoadErrorKind, ToolDefError};
+use crate::error::{LoadError, LoadErrorKind};
 use crate::sources::{HttpTool, return_freed_memory};
 use crate::text::Escaped;
-use crate::tool::MAX_TOOLS;
+use crate::tool::check_count;
 
 /// Scans `layers` and builds the next snapshot. `previous` lends unchanged slots, the
 /// last good versions of files that now fail, and its native tools; without it (the
@@ -210,36 +210,32 @@ fn unreadable_dirs(discovery_errors: &[LoadError]) -> Vec<&Path> {
         .collect()
 }
 
-/// The HTTP tools of one namespace directory are one source: past [`MAX_TOOLS`] tools
-/// the directory is refused with one error naming it, as a component or an upstream
-/// server offering too many tools is, and it keeps serving the tools it served before
-/// (none, the first time).
+/// The HTTP tools of one namespace directory are one source: past the tools one source
+/// may offer ([`check_count`]) the directory is refused with one error naming it, as a
+/// component or an upstream server offering too many tools is, and it keeps serving the
+/// tools it served before (none, the first time).
 fn refuse_crowded_http_namespaces(http_tools: &mut Vec<HttpSlot>, previous: Option<&Snapshot>) -> Vec<LoadError> {
-    let mut serving: HashMap<(usize, &str), usize> = HashMap::new();
+    // By layer and namespace: how many tools load, and the directory they are in.
+    let mut serving: HashMap<(usize, String), (usize, PathBuf)> = HashMap::new();
     for slot in http_tools.iter().filter(|slot| slot.loaded.is_some()) {
-        *serving.entry((slot.layer, slot.namespace.as_str())).or_default() += 1;
+        let directory = slot.path.parent().unwrap_or(&slot.path);
+        serving.entry((slot.layer, slot.namespace.clone())).or_insert((0, directory.to_owned())).0 += 1;
     }
-    let crowded: HashMap<(usize, String), usize> = serving
+    let refused: HashMap<(usize, String), LoadError> = serving
         .into_iter()
-        .filter(|(_, count)| *count > MAX_TOOLS)
-        .map(|((layer, namespace), count)| ((layer, namespace.to_owned()), count))
+        .filter_map(|(place, (count, directory))| {
+            let refused = check_count(count).err()?;
+            Some((place, LoadError::new(directory, LoadErrorKind::Tool(refused))))
+        })
         .collect();
-    if crowded.is_empty() {
+    if refused.is_empty() {
         return Vec::new();
     }
-    let is_crowded = |slot: &HttpSlot| crowded.contains_key(&(slot.layer, slot.namespace.clone()));
-    let mut errors: Vec<LoadError> = Vec::new();
-    for slot in http_tools.iter().filter(|slot| is_crowded(slot)) {
-        let directory = slot.path.parent().unwrap_or(&slot.path);
-        if !errors.iter().any(|error| error.path == directory) {
-            let refused =
-                ToolDefError::TooMany { count: crowded[&(slot.layer, slot.namespace.clone())], limit: MAX_TOOLS };
-            errors.push(LoadError::new(directory, LoadErrorKind::Tool(refused)));
-        }
-    }
+    let is_crowded = |slot: &HttpSlot| refused.contains_key(&(slot.layer, slot.namespace.clone()));
     http_tools.retain(|slot| !is_crowded(slot));
     let before = previous.map(|snapshot| snapshot.http_tools.iter().filter(|slot| is_crowded(slot)));
     http_tools.extend(before.into_iter().flatten().cloned());
+    let errors: Vec<LoadError> = refused.into_values().collect();
     for error in &errors {
         tracing::warn!("{} (what it served before keeps serving)", Escaped(&error.to_string()));
     }

@@ -217,7 +217,7 @@ impl Snapshot {
     /// The load error of a file in the namespace `name` (any name form) refers to, or of
     /// its directory: what would have served a tool missing from the snapshot.
     pub fn load_error_in_namespace_of(&self, name: &str) -> Option<&LoadError> {
-        let full_name = if name.contains('/') { name.to_owned() } else { names::unmap(name)? };
+        let full_name = full_name_of(name)?;
         let (namespace, _tool) = names::split(&full_name)?;
         let components = self.components.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
         let http_tools = self.http_tools.iter().filter(|slot| slot.namespace == namespace).map(|slot| &slot.error);
@@ -235,7 +235,7 @@ impl Snapshot {
     /// For a name in the namespace of an upstream server that is not connected: the
     /// name in full, and the server's load error.
     pub fn unreachable_server_of(&self, name: &str) -> Option<(String, &LoadError)> {
-        let full_name = if name.contains('/') { name.to_owned() } else { names::unmap(name)? };
+        let full_name = full_name_of(name)?;
         let (namespace, _tool) = names::split(&full_name)?;
         let error = self
             .unreachable_servers()
@@ -378,4 +378,9 @@ fn log_shadowing(layers: &[Layer], tools: &BTreeMap<String, ToolEntry>, conflict
             "two components of one layer export the same tool; the first file by name keeps it"
         );
     }
+}
+
+/// `name` in its full form (`namespace/tool`), from the full or an exported form.
+fn full_name_of(name: &str) -> Option<String> {
+    if name.contains('/') { Some(name.to_owned()) } else { names::unmap(name) }
 }

@@ -11,7 +11,9 @@ mod rules;
 pub use description::{Overridden, ToolDescription};
 pub use limits::{Ceilings, Limits, MAX_TIMEOUT};
 pub use policy::{Risk, ToolFilter, ToolHints, ToolPolicy};
-pub use rules::{DeclaredOutput, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TOOLS, check_set};
+pub use rules::{
+    DeclaredOutput, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TOOLS, check_count, check_set,
+};
 
 use crate::error::{CallError, Violation};
 use crate::schema::Schema;

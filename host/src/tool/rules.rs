@@ -90,9 +90,7 @@ impl ToolDef {
 /// The tools one source publishes together: at most [`MAX_TOOLS`], each name once.
 pub fn check_set<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Result<(), ToolDefError> {
     let count = names.len();
-    if count > MAX_TOOLS {
-        return Err(ToolDefError::TooMany { count, limit: MAX_TOOLS });
-    }
+    check_count(count)?;
     let mut seen = std::collections::HashSet::with_capacity(count);
     for name in names {
         if !seen.insert(name) {
@@ -100,6 +98,16 @@ pub fn check_set<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Result<()
         }
     }
     Ok(())
+}
+
+/// How many tools one source may offer: at most [`MAX_TOOLS`]. Apart from
+/// [`check_set`] for a source that counts its tools before it has them all (a listing
+/// that comes in pages, files found one by one).
+pub fn check_count(count: usize) -> Result<(), ToolDefError> {
+    match count {
+        count if count > MAX_TOOLS => Err(ToolDefError::TooMany { count, limit: MAX_TOOLS }),
+        _ => Ok(()),
+    }
 }
 
 fn check_description(description: &str) -> Result<(), ToolProblem> {

@@ -98,8 +98,13 @@ mod tests {
         for host in ["evil.example", "localhost.evil.example", "tools.example", "tools.example:443", "", "[::1"] {
             assert!(!allowed.allows(host), "{host}");
         }
-        assert!(allowed.allows_origin("http://localhost:5173"));
-        assert!(allowed.allows_origin("https://tools.example:8443"));
+        // Origins follow the allowed hosts: over http and https, any port unless the
+        // host names one.
+        for origin in
+            ["http://localhost:5173", "https://localhost:1", "http://[::1]:9000", "https://tools.example:8443"]
+        {
+            assert!(allowed.allows_origin(origin), "{origin}");
+        }
         for origin in ["null", "http://evil.example", "ftp://localhost", "http://localhost/x", "https://tools.example"]
         {
             assert!(!allowed.allows_origin(origin), "{origin}");

@@ -13,8 +13,7 @@ use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, Tool};
 use rmcp::service::Peer;
 
-use crate::error::ToolDefError;
-use crate::tool::MAX_TOOLS;
+use crate::tool::check_count;
 
 /// The most pages one listing may take: 64 pages of 4 tools hold the most tools one
 /// source may serve.
@@ -23,9 +22,9 @@ pub(super) const MAX_PAGES: usize = 64;
 /// may serve, each with a 16 KiB description and a schema of 100 KiB or so.
 pub(super) const MAX_BYTES: usize = 32 << 20;
 
-/// Every tool `peer` lists, page after page, within [`MAX_PAGES`], [`MAX_TOOLS`] and
-/// [`MAX_BYTES`] and within `time` for the whole listing. The error says which bound
-/// was crossed, or how the server failed.
+/// Every tool `peer` lists, page after page, within [`MAX_PAGES`], the tools one source
+/// may offer ([`check_count`]), [`MAX_BYTES`], and `time` for the whole listing. The
+/// error says which bound was crossed, or how the server failed.
 pub(super) async fn list_tools(peer: &Peer<RoleClient>, time: Duration) -> Result<Vec<Tool>, String> {
     match tokio::time::timeout(time, pages(peer)).await {
         Ok(listed) => listed,
@@ -39,11 +38,8 @@ async fn pages(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
     for _page in 0..MAX_PAGES {
         let request = PaginatedRequestParams::default().with_cursor(cursor.clone());
         let page = peer.list_tools(Some(request)).await.map_err(|e| format!("`tools/list` failed: {e}"))?;
-        let count = tools.len() + page.tools.len();
-        if count > MAX_TOOLS {
-            // The rule every source obeys, in its words (the count is the tools so far).
-            return Err(ToolDefError::TooMany { count, limit: MAX_TOOLS }.to_string());
-        }
+        // The rule every source obeys, in its words (the count is the tools so far).
+        check_count(tools.len() + page.tools.len()).map_err(|refused| refused.to_string())?;
         for tool in &page.tools {
             bytes += serde_json::to_vec(tool).map_or(0, |json| json.len());
         }

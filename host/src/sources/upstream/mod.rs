@@ -137,9 +137,7 @@ impl Secret {
             },
         }
     }
-}
 
-impl Secret {
     /// The secret part of `value` (what [`Secret::read`] gave): without its prefix.
     pub(crate) fn value_without_prefix<'v>(&self, value: &'v str) -> Option<&'v str> {
         match self {
