@@ -16,6 +16,7 @@
 
 mod atomics;
 mod backend;
+mod claims;
 mod operations;
 mod redis_store;
 mod sqlite_store;
@@ -176,12 +177,15 @@ pub fn is_bucket_name(name: &str) -> bool {
 pub struct Storage {
     setting: StorageSetting,
     backend: tokio::sync::OnceCell<Arc<Backend>>,
+    /// When this host last forgot the claims past their time ([`claims`]).
+    claims_swept: std::sync::Mutex<std::time::Instant>,
 }
 
 impl Storage {
     /// A store at `setting`, not opened yet.
     pub fn new(setting: StorageSetting) -> Storage {
-        Storage { setting, backend: tokio::sync::OnceCell::new() }
+        let claims_swept = std::sync::Mutex::new(std::time::Instant::now());
+        Storage { setting, backend: tokio::sync::OnceCell::new(), claims_swept }
     }
 
     /// Where the state lives, for messages: a file path or a Redis URL (its password
@@ -232,24 +236,6 @@ impl Storage {
             transaction.stage(bucket, key, write);
         }
         transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))
-    }
-
-    /// Marks `token` used in the host's own bucket (no guest can name it), once across
-    /// every host on this store: `true` for the first claim, `false` ever after. What
-    /// makes an approval single-use across replicas.
-    pub async fn claim_once(&self, token: &str) -> Result<bool, StorageError> {
-        let bucket = BucketId { owner: "toolhost".to_owned(), id: "toolhost:used".to_owned() };
-        let mut transaction = Transaction::new(self.backend().await?, std::time::Duration::from_secs(10));
-        let unlimited = Quota { max_bytes: u64::MAX, max_keys: u64::MAX, max_value: u64::MAX };
-        let swapped = transaction
-            .swap(&bucket, token, &None, b"used".to_vec(), &unlimited)
-            .await
-            .map_err(|e| StorageError::Backend(e.0))?;
-        if swapped.is_err() {
-            return Ok(false);
-        }
-        transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))?;
-        Ok(true)
     }
 
     /// Usage of one owner (a component identity or a shared bucket).

@@ -146,6 +146,12 @@ pub(crate) fn seal(key: &ApprovalKey, request: &ApprovalRequest, asked: SystemTi
 }
 
 /// What marks a checked seal used, in the store every replica shares: its MAC.
+/// Until when the claim of an answer must be kept: past it, the seal it came with is
+/// refused as expired by every replica whose clock is within [`CLOCK_SKEW`].
+pub(crate) fn claim_kept_until(now: SystemTime) -> SystemTime {
+    now + APPROVAL_WAIT + CLOCK_SKEW
+}
+
 pub(crate) fn used_once_token(seal: &str) -> String {
     format!("approval:{}", seal.rsplit_once('.').map_or(seal, |(_, mac)| mac))
 }

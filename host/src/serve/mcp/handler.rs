@@ -91,7 +91,7 @@ impl McpServer {
                 // One answer, one call: the seal is claimed in the store every replica
                 // shares, and a retry that carries it again is refused.
                 let token = approval::used_once_token(sealed.unwrap_or_default());
-                match self.shared.host.storage().claim_once(&token).await {
+                match self.shared.host.storage().claim_once(&token, approval::claim_kept_until(now)).await {
                     Ok(true) => Ok(approval::answered(answer)),
                     Ok(false) => Ok(approval::unable(approval::USED)),
                     Err(problem) => {
