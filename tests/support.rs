@@ -419,9 +419,19 @@ pub fn cli_call(tools: &Path, name: &str, input: &serde_json::Value) -> (i32, se
 /// An upstream MCP server the test declares in code (as an embedder would): `script`
 /// (a file of `tests/mcp/`) run by [`mcp_python`] with `args`, on stdio, under `name`,
 /// in the default upstream layer, with `HOME` and nothing else of the environment.
-pub fn python_upstream(name: &str, script: &str, args: &[String]) -> toolhost::upstream::UpstreamServer {
-    use toolhost::upstream::{DEFAULT_LAYER, UpstreamServer, UpstreamTransport};
+pub fn python_upstream(
+    name: &str,
+    script: &str,
+    args: &[String],
+    writes: &[&Path],
+) -> toolhost::upstream::UpstreamServer {
+    use toolhost::upstream::{ChildSandbox, DEFAULT_LAYER, UpstreamServer, UpstreamTransport};
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp").join(script).display().to_string();
+    let sandbox = ChildSandbox {
+        read: python_reads(),
+        write: writes.iter().map(|path| path.to_path_buf()).collect(),
+        ..ChildSandbox::default()
+    };
     UpstreamServer {
         name: name.into(),
         layer: DEFAULT_LAYER.into(),
@@ -430,12 +440,33 @@ pub fn python_upstream(name: &str, script: &str, args: &[String]) -> toolhost::u
             args: std::iter::once(script).chain(args.iter().cloned()).collect(),
             env: vec![("HOME".into(), "HOME".into())],
             cwd: None,
+            sandbox: Some(sandbox),
         },
         timeout: None,
         max_response: None,
         connect_timeout: None,
         rename: Default::default(),
     }
+}
+
+/// What a stdio server run by [`mcp_python`] reads beside the system's files: the
+/// virtual environment, the installation of its base interpreter (`home` in its
+/// `pyvenv.cfg`, which may be outside `/usr`, e.g. pyenv's) and the test servers.
+pub fn python_reads() -> Vec<PathBuf> {
+    let venv = mcp_python().parent().and_then(Path::parent).expect("the venv").to_path_buf();
+    let config = std::fs::read_to_string(venv.join("pyvenv.cfg")).expect("the venv's pyvenv.cfg");
+    let home = config.lines().find_map(|line| line.strip_prefix("home = ")).expect("`home` in pyvenv.cfg");
+    let installation = Path::new(home.trim()).parent().expect("the base interpreter's installation").to_path_buf();
+    vec![venv, installation, Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp")]
+}
+
+/// The `sandbox` line of an `[[upstream]]` table running [`mcp_python`]: what it reads
+/// ([`python_reads`]) and where it may write (`writes`: its events' directory).
+pub fn python_sandbox(writes: &[&Path]) -> String {
+    let list = |paths: Vec<String>| paths.iter().map(|path| format!("{path:?}")).collect::<Vec<_>>().join(", ");
+    let reads = list(python_reads().iter().map(|path| path.display().to_string()).collect());
+    let writes = list(writes.iter().map(|path| path.display().to_string()).collect());
+    format!("sandbox = {{ read = [{reads}], write = [{writes}] }}\n")
 }
 
 /// The Python interpreter of a virtual environment holding the official MCP Python SDK

@@ -38,3 +38,4 @@ mod tool_rules;
 mod trust;
 mod upstream;
 mod upstream_bounds;
+mod upstream_sandbox;

@@ -13,7 +13,7 @@ use toolhost::{
     HostConfig, Layer, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TOOLS, NativeTool, SchemaRole,
     ToolDefError, ToolHost, ToolProblem,
 };
-use toolhost_tests::{ToolsDir, mcp_python, python_upstream, with_custom_section};
+use toolhost_tests::{ToolsDir, mcp_python, python_sandbox, python_upstream, with_custom_section};
 
 /// The namespace every source serves its tools in.
 const NAMESPACE: &str = "rules";
@@ -305,10 +305,11 @@ async fn an_upstream_servers_tools_are_refused_as_every_source_is() {
         std::fs::write(&declared, serde_json::to_vec(&listed).unwrap()).unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/declared_tools_server.py");
         let config = format!(
-            "[[upstream]]\nname = {NAMESPACE:?}\ncommand = {:?}\nargs = [{:?}, {:?}]\nenv = [\"HOME\"]\n",
+            "[[upstream]]\nname = {NAMESPACE:?}\ncommand = {:?}\nargs = [{:?}, {:?}]\nenv = [\"HOME\"]\n{}",
             mcp_python().display().to_string(),
             script.display().to_string(),
             declared.display().to_string(),
+            python_sandbox(&[dir.path()]),
         );
         let path = dir.path().join("toolhost.toml");
         std::fs::write(&path, config).unwrap();
@@ -333,7 +334,7 @@ async fn an_upstream_server_under_a_bad_name_serves_nothing() {
     let listed = json!([{ "name": "add", "description": "Adds.", "inputSchema": { "type": "object" } }]);
     std::fs::write(&declared, listed.to_string()).unwrap();
     let declared = [declared.display().to_string()];
-    let server = |name: &str| python_upstream(name, "declared_tools_server.py", &declared);
+    let server = |name: &str| python_upstream(name, "declared_tools_server.py", &declared, &[dir.path()]);
     let host = ToolHost::builder().upstream(server("Bad Name")).upstream(server("good")).build().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let listed = |host: &ToolHost| !host.load_errors().is_empty() && host.snapshot().tools.contains_key("good/add");

@@ -13,8 +13,8 @@ use serde_json::json;
 use tempfile::TempDir;
 use toolhost::upstream::UpstreamState;
 use toolhost::{Caller, ErrorKind, ExportFormat, HostConfig, SourceKind, ToolHost};
-use toolhost_tests::mcp_python;
 use toolhost_tests::wire::StdioSession;
+use toolhost_tests::{mcp_python, python_sandbox};
 
 /// The Python SDK server script.
 fn server_script() -> PathBuf {
@@ -32,10 +32,11 @@ async fn host(dir: &TempDir, config: &str) -> ToolHost {
 /// `[[upstream]] py` running the Python server on stdio, its events in `events`.
 fn stdio_upstream(events: &Path, extra: &str) -> String {
     format!(
-        "[[upstream]]\nname = \"py\"\ncommand = {:?}\nargs = [{:?}, \"stdio\", {:?}]\nenv = [\"HOME\"]\n{extra}\n",
+        "[[upstream]]\nname = \"py\"\ncommand = {:?}\nargs = [{:?}, \"stdio\", {:?}]\nenv = [\"HOME\"]\n{}{extra}\n",
         mcp_python().display().to_string(),
         server_script().display().to_string(),
         events.display().to_string(),
+        python_sandbox(&[events.parent().expect("the events' directory")]),
     )
 }
 
@@ -590,8 +591,12 @@ fn the_cli_lists_each_tools_source_and_inspects_an_upstream_server_by_name() {
 /// `@modelcontextprotocol/server-everything` from the npm registry, under
 /// `<target>/toolchains/mcp-everything`: its entry point.
 fn server_everything() -> PathBuf {
+    everything_package().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// Where [`server_everything`] is installed.
+fn everything_package() -> PathBuf {
     toolhost_tests::npm_package("mcp-everything", "@modelcontextprotocol/server-everything@2026.8.31")
-        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -600,9 +605,11 @@ async fn the_reference_server_from_npm_is_listed_and_called() {
     let node = which("node");
     let dir = tempfile::tempdir().unwrap();
     let config = format!(
-        "[[upstream]]\nname = \"everything\"\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nenv = [\"HOME\"]\n",
+        "[[upstream]]\nname = \"everything\"\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nenv = [\"HOME\"]\n\
+         sandbox = {{ read = [{:?}] }}\n",
         node.display().to_string(),
-        entry.display().to_string()
+        entry.display().to_string(),
+        everything_package().display().to_string(),
     );
     let host = host(&dir, &config).await;
     assert_eq!(host.load_errors(), vec![]);

@@ -15,12 +15,18 @@ It appends a line to the file EVENTS for what toolhost asked (`initialize`,
 - `deep-schema`: a tool whose input schema nests 200 levels deep, beside a plain one;
 - `flood`: sends `notifications/tools/list_changed` every millisecond, its list unchanged;
 - `names`: tools named as MCP allows and toolhost's own rule does not;
-- `stubborn`: ignores SIGTERM and end of input, and starts a child that does too.
+- `stubborn`: ignores SIGTERM and end of input, and starts a child that does too;
+- `huge-answer`: the tool `huge` answers with 20 MiB of text, its `id` last (as the
+  TypeScript SDK writes it), the tool `small` with a few bytes;
+- `probe`: the tool `probe` tries what its arguments name (`read` a file, `write`
+  one, `connect` to a loopback port, `spawn` that many `sleep` processes, `allocate`
+  that many MiB) and answers with what happened to each, as JSON text.
 """
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -79,6 +85,10 @@ def list_page(cursor: str | None) -> dict:
         return {"tools": [tool("plain"), tool("deep", schema=deep_schema(200))]}
     if MODE == "names":
         return {"tools": [tool(name, f"The tool `{name}`.") for name in NAMES]}
+    if MODE == "huge-answer":
+        return {"tools": [tool("huge"), tool("small")]}
+    if MODE == "probe":
+        return {"tools": [tool("probe")]}
     return {"tools": [tool("plain")]}
 
 
@@ -95,6 +105,51 @@ def stubborn() -> None:
         stdin=subprocess.DEVNULL,
     )
     event(f"pids {os.getpid()} {grandchild.pid}")
+
+
+def attempt(action) -> str:
+    try:
+        return str(action())
+    except BaseException as e:  # the refusal is the answer
+        return f"{type(e).__name__}: {e}"
+
+
+def spawn(count: int) -> int:
+    started = []
+    try:
+        for _ in range(count):
+            started.append(subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL))
+    except OSError:
+        pass
+    for process in started:
+        process.kill()
+        process.wait()
+    return len(started)
+
+
+def probe(arguments: dict) -> dict:
+    found = {}
+    if "read" in arguments:
+        found["read"] = attempt(lambda: len(open(arguments["read"], "rb").read()))
+    if "write" in arguments:
+        found["write"] = attempt(lambda: open(arguments["write"], "w").write("written"))
+    if "connect" in arguments:
+        found["connect"] = attempt(lambda: socket.create_connection(("127.0.0.1", arguments["connect"]), 2).close())
+    if "spawn" in arguments:
+        found["spawn"] = spawn(arguments["spawn"])
+    if "allocate" in arguments:
+        found["allocate"] = attempt(lambda: len(bytearray(arguments["allocate"] << 20)))
+    return found
+
+
+def call(request_id, name: str, arguments: dict) -> None:
+    if MODE == "huge-answer" and name == "huge":
+        # `id` after the result, as the TypeScript SDK writes it.
+        result = {"content": [{"type": "text", "text": "h" * (20 << 20)}]}
+        send({"jsonrpc": "2.0", "result": result, "id": request_id})
+        return
+    text = json.dumps(probe(arguments)) if MODE == "probe" else name
+    send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}})
 
 
 def main() -> None:
@@ -125,8 +180,7 @@ def main() -> None:
         elif method == "tools/call":
             name = message["params"]["name"]
             event(f"called {name}")
-            result = {"content": [{"type": "text", "text": name}]}
-            send({"jsonrpc": "2.0", "id": request_id, "result": result})
+            call(request_id, name, message["params"].get("arguments") or {})
         else:
             send({"jsonrpc": "2.0", "id": request_id, "result": {}})
     if MODE == "stubborn":

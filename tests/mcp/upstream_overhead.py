@@ -85,6 +85,9 @@ async def run(toolhost: str, calls: int) -> dict[str, Any]:
             f"command = {json.dumps(sys.executable)}\n"
             f"args = [{json.dumps(str(SERVER))}, \"stdio\", {json.dumps(events)}]\n"
             "env = [\"HOME\"]\n"
+            # Confined as by default, granted what the Python server reads and writes.
+            f"sandbox = {{ read = {json.dumps(sorted({sys.prefix, sys.base_prefix, str(HERE)}))}, "
+            f"write = {json.dumps([os.path.dirname(events)])} }}\n"
         )
         through = StdioServerParameters(
             command=toolhost,

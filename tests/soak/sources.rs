@@ -11,23 +11,25 @@ use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 
 use toolhost::upstream::UpstreamServer;
-use toolhost_tests::{ToolsDir, mcp_python, python_upstream};
+use toolhost_tests::{ToolsDir, mcp_python, python_sandbox, python_upstream};
 
 /// The upstream server's namespace.
 pub const UPSTREAM: &str = "up";
 
 /// The upstream server, for the library host (its events in `events`).
 pub fn upstream_server(events: &Path) -> UpstreamServer {
-    python_upstream(UPSTREAM, "upstream_server.py", &["stdio".into(), events.display().to_string()])
+    let writes = [events.parent().expect("the events' directory")];
+    python_upstream(UPSTREAM, "upstream_server.py", &["stdio".into(), events.display().to_string()], &writes)
 }
 
 /// The same server in `toolhost.toml`, for the HTTP server.
 pub fn upstream_toml(events: &Path) -> String {
     format!(
-        "[[upstream]]\nname = {UPSTREAM:?}\ncommand = {:?}\nargs = [{:?}, \"stdio\", {:?}]\nenv = [\"HOME\"]\n",
+        "[[upstream]]\nname = {UPSTREAM:?}\ncommand = {:?}\nargs = [{:?}, \"stdio\", {:?}]\nenv = [\"HOME\"]\n{}",
         mcp_python().display().to_string(),
         Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/upstream_server.py").display().to_string(),
-        events.display().to_string()
+        events.display().to_string(),
+        python_sandbox(&[events.parent().expect("the events' directory")]),
     )
 }
 

@@ -8,7 +8,7 @@ use toml::Spanned;
 
 use crate::manifest::{duration_key, size_key, timeout_key};
 use crate::registry::Layer;
-use crate::sources::{DEFAULT_UPSTREAM_LAYER, Secret, UpstreamServer, UpstreamTransport};
+use crate::sources::{ChildSandbox, DEFAULT_UPSTREAM_LAYER, Secret, UpstreamServer, UpstreamTransport};
 use crate::tool::Ceilings;
 use crate::units::{Problem, Size};
 
@@ -27,6 +27,20 @@ pub(super) struct RawUpstream {
     max_response: Option<Spanned<Size>>,
     connect_timeout: Option<Spanned<String>>,
     rename: Option<Spanned<BTreeMap<String, String>>>,
+    sandbox: Option<RawSandbox>,
+    unconfined: Option<bool>,
+}
+
+/// `[upstream.sandbox]`: what a stdio server is granted beyond the system's files.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSandbox {
+    read: Option<Vec<PathBuf>>,
+    write: Option<Vec<PathBuf>>,
+    network: Option<bool>,
+    memory: Option<Spanned<Size>>,
+    processes: Option<u32>,
+    open_files: Option<u64>,
 }
 
 /// A header value: the value itself, or where to read it.
@@ -69,7 +83,15 @@ pub(super) fn upstreams(
             raw.connect_timeout.clone().map(|time| duration_key(time, "connect_timeout", ceilings)).transpose()?;
         let rename = raw.rename.clone().map(renames).transpose()?.unwrap_or_default();
         let name = raw.name.clone();
-        let transport = transport(base, raw.command, raw.url, (raw.args, raw.env, raw.cwd), raw.headers).map_err(at)?;
+        let sandbox = sandbox(base, raw.sandbox, raw.unconfined, at)?;
+        let transport = transport(
+            base,
+            raw.command,
+            raw.url,
+            ChildKeys { args: raw.args, env: raw.env, cwd: raw.cwd, sandbox },
+            raw.headers,
+        )
+        .map_err(at)?;
         servers.push(UpstreamServer { name, layer, transport, timeout, max_response, connect_timeout, rename });
     }
     Ok(servers)
@@ -95,7 +117,7 @@ fn transport(
     base: &Path,
     command: Option<String>,
     url: Option<String>,
-    (args, env, cwd): (Option<Vec<String>>, Option<Vec<String>>, Option<PathBuf>),
+    ChildKeys { args, env, cwd, sandbox }: ChildKeys,
     headers: Option<BTreeMap<String, RawHeader>>,
 ) -> Result<UpstreamTransport, String> {
     match (command, url) {
@@ -109,11 +131,16 @@ fn transport(
                 args: args.unwrap_or_default(),
                 env,
                 cwd: cwd.map(|cwd| base.join(cwd)),
+                sandbox: match sandbox {
+                    Confinement::Default => Some(ChildSandbox::default()),
+                    Confinement::Granted(sandbox) => Some(sandbox),
+                    Confinement::Unconfined => None,
+                },
             })
         }
         (None, Some(url)) => {
-            if args.is_some() || env.is_some() || cwd.is_some() {
-                return Err("`args`, `env` and `cwd` go with `command`, not `url`".to_owned());
+            if args.is_some() || env.is_some() || cwd.is_some() || !matches!(sandbox, Confinement::Default) {
+                return Err("`args`, `env`, `cwd`, `sandbox` and `unconfined` go with `command`, not `url`".to_owned());
             }
             if !(url.starts_with("http://") || url.starts_with("https://")) || url::Url::parse(&url).is_err() {
                 return Err(format!("`url` must be an http:// or https:// URL, not `{url}`"));
@@ -123,6 +150,50 @@ fn transport(
         }
         _ => Err("takes `command` (a child process) or `url` (Streamable HTTP), one of them".to_owned()),
     }
+}
+
+/// The keys that go with `command`, as written.
+struct ChildKeys {
+    args: Option<Vec<String>>,
+    env: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    sandbox: Confinement,
+}
+
+/// How a stdio server is confined, as written.
+enum Confinement {
+    /// No `sandbox` table: the default grants.
+    Default,
+    Granted(ChildSandbox),
+    /// `unconfined = true`: the host's own privileges.
+    Unconfined,
+}
+
+/// `sandbox` and `unconfined`: one of them, its paths relative to `base`.
+fn sandbox(
+    base: &Path,
+    raw: Option<RawSandbox>,
+    unconfined: Option<bool>,
+    at: impl Fn(String) -> Problem,
+) -> Result<Confinement, Problem> {
+    let raw = match (raw, unconfined) {
+        (Some(_), Some(true)) => return Err(at("takes `sandbox` or `unconfined = true`, not both".to_owned())),
+        (None, Some(true)) => return Ok(Confinement::Unconfined),
+        (None, _) => return Ok(Confinement::Default),
+        (Some(raw), _) => raw,
+    };
+    let defaults = ChildSandbox::default();
+    let paths =
+        |paths: Option<Vec<PathBuf>>| paths.unwrap_or_default().into_iter().map(|path| base.join(path)).collect();
+    let memory = raw.memory.map(|size| size_key(size, "sandbox.memory")).transpose()?;
+    Ok(Confinement::Granted(ChildSandbox {
+        read: paths(raw.read),
+        write: paths(raw.write),
+        network: raw.network.unwrap_or(defaults.network),
+        memory: memory.unwrap_or(defaults.memory),
+        processes: raw.processes.unwrap_or(defaults.processes),
+        open_files: raw.open_files.unwrap_or(defaults.open_files),
+    }))
 }
 
 /// A child's environment: `NAME` (passed through) or `NAME=HOST_NAME` entries.

@@ -80,6 +80,9 @@ pub enum ToolProblem {
         /// The most levels a schema may nest.
         limit: usize,
     },
+    /// Its definition could not be read (a remote server's).
+    #[error("its definition cannot be read: {0}")]
+    Unreadable(String),
     /// A schema is not valid JSON Schema.
     #[error("its {role} schema: {reason}")]
     Schema {

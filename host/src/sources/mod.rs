@@ -22,8 +22,8 @@ pub use component::{Contract, LoadedComponent, PlainFunction};
 pub use http::{HttpTool, is_http_tool_file};
 pub use native::NativeTool;
 pub use upstream::{
-    DEFAULT_LAYER as DEFAULT_UPSTREAM_LAYER, Secret, UpstreamChanges, UpstreamServer, UpstreamStatus, UpstreamTool,
-    UpstreamTransport,
+    ChildSandbox, DEFAULT_LAYER as DEFAULT_UPSTREAM_LAYER, Secret, UpstreamChanges, UpstreamServer, UpstreamStatus,
+    UpstreamTool, UpstreamTransport,
 };
 pub(crate) use upstream::{Publication, Supervisors, section};
 

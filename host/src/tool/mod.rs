@@ -11,6 +11,7 @@ mod rules;
 pub use description::{Overridden, ToolDescription};
 pub use limits::{Ceilings, Limits, MAX_TIMEOUT};
 pub use policy::{Risk, ToolFilter, ToolHints, ToolPolicy};
+pub(crate) use rules::unreadable;
 pub use rules::{
     DeclaredOutput, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TOOLS, check_count, check_set,
 };

@@ -129,6 +129,22 @@ fn schema(role: SchemaRole, text: &str) -> Result<Schema, ToolProblem> {
     Schema::verify(text).map_err(|reason| ToolProblem::Schema { role, reason: bounded(reason, MAX_MESSAGE) })
 }
 
+/// Why a tool whose definition could not be read at all (a remote server's, too deep
+/// for its parser) is refused: the size or depth rule its schemas' text breaks, else
+/// `reason`, as the reader gave it.
+pub(crate) fn unreadable(tool: &str, schemas: [(SchemaRole, Option<&str>); 2], reason: &str) -> ToolDefError {
+    for (role, text) in schemas {
+        let Some(text) = text else { continue };
+        if text.len() > MAX_SCHEMA_BYTES {
+            return ToolDefError::of(tool, ToolProblem::SchemaSize { role, size: text.len(), limit: MAX_SCHEMA_BYTES });
+        }
+        if nesting_depth(text) > MAX_SCHEMA_DEPTH {
+            return ToolDefError::of(tool, ToolProblem::SchemaDepth { role, limit: MAX_SCHEMA_DEPTH });
+        }
+    }
+    ToolDefError::of(tool, ToolProblem::Unreadable(bounded(reason.to_owned(), MAX_MESSAGE)))
+}
+
 /// The output schema of MCP content blocks: `{"content": [...]}`.
 fn content_schema() -> Schema {
     let json = json!({

@@ -2,7 +2,7 @@
 //!
 //! A server's child may ignore the end of its input, ignore SIGTERM, or start children
 //! of its own; rmcp kills only the process it started. So each child leads a process
-//! group of its own ([`confine`]), and when its connection ends (the server is no
+//! group of its own ([`lead_own_group`]), and when its connection ends (the server is no
 //! longer declared, the host is dropped, the call of a one-shot command is done) the
 //! [`ChildGroup`] is sent SIGTERM at once and SIGKILL after [`GRACE`]. The child also
 //! dies with the host's thread that started it (`PR_SET_PDEATHSIG`), so a host killed
@@ -12,12 +12,17 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::sandbox::PidsGroup;
+
 /// How long a server has to exit after SIGTERM.
 pub const GRACE: Duration = Duration::from_secs(2);
 
 /// A child's process group, ended when this is dropped.
 pub(super) struct ChildGroup {
     pgid: libc::pid_t,
+    /// The server's `pids` cgroup, when it is confined: also holds the processes that
+    /// left the group, and is removed once they are all gone.
+    pids: Option<PidsGroup>,
 }
 
 /// Makes the child `command` starts lead a process group of its own and die with the
@@ -26,7 +31,7 @@ pub(super) struct ChildGroup {
 // runtime; an embedder that retires a worker thread early (`block_in_place`, whose
 // thread may later leave the blocking pool) would end the children started on it, and
 // the supervisor would start them again as after a crash.
-pub(super) fn confine(command: &mut tokio::process::Command) {
+pub(super) fn lead_own_group(command: &mut tokio::process::Command) {
     command.process_group(0);
     // SAFETY: only async-signal-safe calls (prctl, getppid, kill) run between fork and
     // exec, and nothing is allocated.
@@ -45,36 +50,74 @@ pub(super) fn confine(command: &mut tokio::process::Command) {
 }
 
 impl ChildGroup {
-    /// The group `pid` leads (a child started after [`confine`]).
-    pub(super) fn led_by(pid: u32) -> Option<ChildGroup> {
-        libc::pid_t::try_from(pid).ok().filter(|pid| *pid > 1).map(|pgid| ChildGroup { pgid })
+    /// The group `pid` leads (a child started after [`lead_own_group`]), with the server's
+    /// cgroup if it has one.
+    pub(super) fn led_by(pid: Option<u32>, pids: Option<PidsGroup>) -> Option<ChildGroup> {
+        let pgid = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()).filter(|pid| *pid > 1);
+        match pgid {
+            Some(pgid) => Some(ChildGroup { pgid, pids }),
+            None => {
+                // The child is gone already; its cgroup goes once empty.
+                if let Some(pids) = pids {
+                    pids.signal(libc::SIGKILL);
+                    ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Ending {
+                        pgid: None,
+                        pids: Some(pids),
+                        deadline: Instant::now(),
+                    });
+                    reaper();
+                }
+                None
+            }
+        }
     }
 }
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
-        unsafe { libc::kill(-self.pgid, libc::SIGTERM) };
-        ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((self.pgid, Instant::now() + GRACE));
+        let ending_group = Ending { pgid: Some(self.pgid), pids: self.pids.take(), deadline: Instant::now() + GRACE };
+        ending_group.signal(libc::SIGTERM);
+        ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(ending_group);
         reaper();
     }
 }
 
-/// Groups sent SIGTERM, with when they get SIGKILL.
-fn ending() -> &'static Mutex<Vec<(libc::pid_t, Instant)>> {
-    static ENDING: OnceLock<Mutex<Vec<(libc::pid_t, Instant)>>> = OnceLock::new();
+/// A server's processes after SIGTERM: its process group and its cgroup.
+struct Ending {
+    pgid: Option<libc::pid_t>,
+    pids: Option<PidsGroup>,
+    /// When they get SIGKILL.
+    deadline: Instant,
+}
+
+impl Ending {
+    /// Whether any of its processes is left.
+    fn alive(&self) -> bool {
+        // SAFETY: signal 0 only checks that the group exists.
+        let group = self.pgid.is_some_and(|pgid| unsafe { libc::kill(-pgid, 0) } == 0);
+        group || self.pids.as_ref().is_some_and(PidsGroup::occupied)
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        if let Some(pgid) = self.pgid {
+            // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+            unsafe { libc::kill(-pgid, signal) };
+        }
+        if let Some(pids) = &self.pids {
+            pids.signal(signal);
+        }
+    }
+
+    /// Removes the cgroup of a server that has ended; false while it cannot yet.
+    fn cleared(&self) -> bool {
+        self.pids.as_ref().is_none_or(PidsGroup::remove)
+    }
+}
+
+/// Servers sent SIGTERM, not yet gone.
+fn ending() -> &'static Mutex<Vec<Ending>> {
+    static ENDING: OnceLock<Mutex<Vec<Ending>>> = OnceLock::new();
     ENDING.get_or_init(Mutex::default)
-}
-
-/// Whether any process of the group `pgid` is left.
-fn alive(pgid: libc::pid_t) -> bool {
-    // SAFETY: signal 0 only checks that the group exists.
-    unsafe { libc::kill(-pgid, 0) == 0 }
-}
-
-fn kill(pgid: libc::pid_t) {
-    // SAFETY: as above.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
 }
 
 /// Starts, once, the thread that sends SIGKILL to each ending group whose grace period
@@ -99,13 +142,17 @@ fn reaper() {
 fn sweep() -> bool {
     let now = Instant::now();
     let mut ending = ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    ending.retain(|(pgid, deadline)| {
-        if !alive(*pgid) {
-            return false;
+    ending.retain(|server| {
+        // A cgroup that cannot be removed a grace period after SIGKILL is left to the
+        // next host's clean-up, so that no one waits for it for ever.
+        let given_up = now >= server.deadline + GRACE;
+        if !server.alive() {
+            return !server.cleared() && !given_up;
         }
-        if now >= *deadline {
-            kill(*pgid);
-            return false;
+        if now >= server.deadline {
+            server.signal(libc::SIGKILL);
+            // Its cgroup is removed at a later sweep, once the kernel took them out.
+            return server.pids.is_some() && !given_up;
         }
         true
     });

@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::mpsc;
 
 use super::children::{self, ChildGroup};
+use super::sandbox::{self, ChildSandbox};
+use super::stdio::{ChildStdio, Unreadable};
 use super::{UpstreamServer, UpstreamTransport};
 use crate::redact::Redactor;
 
@@ -42,6 +44,46 @@ pub(super) struct Connected {
     pub(super) child_group: Option<ChildGroup>,
     /// Blanks the credentials sent to the server out of everything it answers.
     pub(super) redactor: Arc<Redactor>,
+    /// The tools its listings left out because they could not be read.
+    pub(super) unreadable: Unreadable,
+}
+
+/// Starts a server's child, confined by `sandbox` (when it is), its stderr logged:
+/// the transport over its stdin and stdout, and its process group.
+fn start(
+    server: &str,
+    mut command: tokio::process::Command,
+    sandbox: Option<&ChildSandbox>,
+    unreadable: Unreadable,
+) -> Result<(ChildStdio, ChildGroup), String> {
+    let program = command.as_std().get_program().to_string_lossy().into_owned();
+    let prepared = sandbox.map(|sandbox| sandbox::prepare(server, sandbox)).transpose()?;
+    children::lead_own_group(&mut command);
+    let pids = prepared.map(|prepared| prepared.apply(&mut command)).and_then(|pids| pids);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    let spawned = command.spawn();
+    // The ruleset and the cgroup's file are the child's now.
+    drop(command);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            let confined = if sandbox.is_some() { " in its sandbox" } else { "" };
+            ChildGroup::led_by(None, pids);
+            return Err(format!("cannot start `{program}`{confined}: {e}"));
+        }
+    };
+    let group = ChildGroup::led_by(child.id(), pids);
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(log_stderr(server.to_owned(), stderr));
+    }
+    let (Some(stdin), Some(stdout), Some(group)) = (child.stdin.take(), child.stdout.take(), group) else {
+        return Err(format!("`{program}` exited as it started"));
+    };
+    // The child is reaped by the runtime once it exits; its group ends it.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    Ok((ChildStdio::new(stdin, stdout, unreadable), group))
 }
 
 /// Starts or reaches `server` and completes MCP's initialization. `changed` hears of
@@ -49,7 +91,7 @@ pub(super) struct Connected {
 pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) -> Result<Connected, String> {
     let listener = Listener { changed };
     match &server.transport {
-        UpstreamTransport::Command { program, args, env, cwd } => {
+        UpstreamTransport::Command { program, args, env, cwd, sandbox } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args).env_clear();
             for (child_name, host_name) in env {
@@ -60,18 +102,13 @@ pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) 
             if let Some(cwd) = cwd {
                 command.current_dir(cwd);
             }
-            children::confine(&mut command);
-            let (process, stderr) = TokioChildProcess::builder(command)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-            let group = process.id().and_then(ChildGroup::led_by);
-            if let Some(stderr) = stderr {
-                tokio::spawn(log_stderr(server.name.clone(), stderr));
-            }
-            let connection =
-                listener.serve(process).await.map_err(|e| format!("`{program}` did not initialize: {e}"))?;
-            Ok(Connected { connection, child_group: group, redactor: Arc::default() })
+            let unreadable = Unreadable::default();
+            let (transport, child_group) = start(&server.name, command, sandbox.as_ref(), unreadable.clone())?;
+            let connection = listener
+                .serve(transport)
+                .await
+                .map_err(|e| format!("`{program}` did not initialize: {}", problem(&e)))?;
+            Ok(Connected { connection, child_group: Some(child_group), redactor: Arc::default(), unreadable })
         }
         UpstreamTransport::Http { url, headers } => {
             let (mut custom_headers, mut secrets) = (HashMap::new(), Vec::new());
@@ -97,10 +134,21 @@ pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) 
             let connection = listener
                 .serve(transport)
                 .await
-                .map_err(|e| redactor.text(&format!("{url} did not initialize: {e}")).into_owned())?;
-            Ok(Connected { connection, child_group: None, redactor })
+                .map_err(|e| redactor.text(&format!("{url} did not initialize: {}", problem(&e))).into_owned())?;
+            Ok(Connected { connection, child_group: None, redactor, unreadable: Unreadable::default() })
         }
     }
+}
+
+/// An error of the MCP client library in toolhost's words: its transport errors
+/// without the transport's type name (`Transport [rmcp::…<reqwest::Client>] error: `).
+pub(super) fn problem(error: &dyn std::fmt::Display) -> String {
+    let mut text = error.to_string();
+    while let Some(start) = text.find("Transport [") {
+        let Some(end) = text[start..].find("] error: ") else { break };
+        text.replace_range(start..start + end + "] error: ".len(), "");
+    }
+    text
 }
 
 /// Whether a header written in the configuration itself carries a credential.

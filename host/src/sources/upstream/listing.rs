@@ -37,7 +37,10 @@ async fn pages(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
     let mut cursor = None;
     for _page in 0..MAX_PAGES {
         let request = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let page = peer.list_tools(Some(request)).await.map_err(|e| format!("`tools/list` failed: {e}"))?;
+        let page = peer
+            .list_tools(Some(request))
+            .await
+            .map_err(|e| format!("`tools/list` failed: {}", super::client::problem(&e)))?;
         // The rule every source obeys, in its words (the count is the tools so far).
         check_count(tools.len() + page.tools.len()).map_err(|refused| refused.to_string())?;
         for tool in &page.tools {

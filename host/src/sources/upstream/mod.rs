@@ -35,7 +35,9 @@ mod children;
 mod client;
 mod listing;
 mod naming;
+mod sandbox;
 mod status;
+mod stdio;
 mod supervisor;
 mod tools;
 
@@ -45,6 +47,7 @@ use std::time::Duration;
 
 pub use children::{GRACE as STOP_GRACE, stop_all as stop_children};
 pub use naming::served_name;
+pub use sandbox::ChildSandbox;
 pub use status::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
 pub(crate) use supervisor::{Publication, Supervisors, section};
 pub use tools::UpstreamTool;
@@ -90,6 +93,8 @@ pub enum UpstreamTransport {
         env: Vec<(String, String)>,
         /// Its working directory; `None`: the host's.
         cwd: Option<PathBuf>,
+        /// What confines it; `None` runs it with the host's own privileges.
+        sandbox: Option<ChildSandbox>,
     },
     /// A Streamable HTTP endpoint.
     Http {
@@ -154,10 +159,21 @@ impl Secret {
 impl serde::Serialize for UpstreamServer {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let transport = match &self.transport {
-            UpstreamTransport::Command { program, args, env, cwd } => {
+            UpstreamTransport::Command { program, args, env, cwd, sandbox } => {
                 let env: serde_json::Map<String, serde_json::Value> =
                     env.iter().map(|(child, host)| (child.clone(), serde_json::json!({ "env": host }))).collect();
-                serde_json::json!({ "command": program, "args": args, "env": env, "cwd": cwd })
+                let sandbox = match sandbox {
+                    None => serde_json::json!("unconfined"),
+                    Some(sandbox) => serde_json::json!({
+                        "read": sandbox.read,
+                        "write": sandbox.write,
+                        "network": sandbox.network,
+                        "memory_bytes": sandbox.memory,
+                        "processes": sandbox.processes,
+                        "open_files": sandbox.open_files,
+                    }),
+                };
+                serde_json::json!({ "command": program, "args": args, "env": env, "cwd": cwd, "sandbox": sandbox })
             }
             UpstreamTransport::Http { url, headers } => {
                 let headers: serde_json::Map<String, serde_json::Value> =

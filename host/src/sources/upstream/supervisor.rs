@@ -22,8 +22,9 @@ use super::client::{Connected, Connection, connect};
 use super::listing::{list_tools, seconds};
 use super::naming::served_names;
 use super::status::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
+use super::stdio::Unreadable;
 use super::{DEFAULT_CONNECT_TIMEOUT, UpstreamServer, UpstreamTool};
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, ToolDefError};
 use crate::redact::Redactor;
 use crate::tool::{Limits, check_set};
 
@@ -175,8 +176,8 @@ impl Supervisor {
             let ended = match tokio::time::timeout(time, connect(&self.server, changed)).await {
                 Err(_elapsed) => format!("the server did not complete `initialize` within {}", seconds(time)),
                 Ok(Err(problem)) => problem,
-                Ok(Ok(Connected { connection, child_group, redactor })) => {
-                    let ended = self.serve(connection, &redactor, &mut changes, &state).await;
+                Ok(Ok(Connected { connection, child_group, redactor, unreadable })) => {
+                    let ended = self.serve(connection, (&redactor, &unreadable), &mut changes, &state).await;
                     // The child's whole process group ends with its connection.
                     drop(child_group);
                     redactor.text(&ended).into_owned()
@@ -205,7 +206,7 @@ impl Supervisor {
     async fn serve(
         &self,
         connection: Connection,
-        redactor: &Arc<Redactor>,
+        (redactor, unreadable): (&Arc<Redactor>, &Unreadable),
         changes: &mut mpsc::Receiver<()>,
         state: &watch::Sender<UpstreamState>,
     ) -> String {
@@ -229,6 +230,7 @@ impl Supervisor {
                 problem = &mut unanswered => return problem,
             };
             listed_at = Some(Instant::now());
+            let left_out = std::mem::take(&mut *unreadable.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
             let tools = match listed {
                 Ok(tools) => tools,
                 Err(problem) => return problem,
@@ -236,7 +238,7 @@ impl Supervisor {
             // An unchanged listing changes nothing: no publication, no notification to
             // anyone's clients.
             if published.as_ref() != Some(&tools) {
-                let tools_served = self.publish_tools(&tools, &peer, redactor).await;
+                let tools_served = self.publish_tools((&tools, left_out), &peer, redactor).await;
                 let (protocol, implementation) = (protocol.clone(), implementation.clone());
                 state.send_replace(UpstreamState::Connected { protocol, implementation, tools_served });
                 published = Some(tools);
@@ -281,7 +283,7 @@ impl Supervisor {
             Err(e) => {
                 // Its tools still serve; only their changes go unheard until the next
                 // connection.
-                let problem = crate::text::Escaped(&e.to_string()).to_string();
+                let problem = crate::text::Escaped(&super::client::problem(&e)).to_string();
                 tracing::warn!(server = %self.server.name, "upstream MCP server: `subscriptions/listen` failed: {problem}");
                 None
             }
@@ -291,9 +293,15 @@ impl Supervisor {
     /// Makes the listed tools the server's namespace: each made by the rules every
     /// tool obeys, a tool that breaks one left out with its error. Returns how many
     /// are served.
-    async fn publish_tools(&self, tools: &[Tool], peer: &Peer<RoleClient>, redactor: &Arc<Redactor>) -> usize {
+    async fn publish_tools(
+        &self,
+        (tools, unreadable): (&[Tool], Vec<ToolDefError>),
+        peer: &Peer<RoleClient>,
+        redactor: &Arc<Redactor>,
+    ) -> usize {
         let error = |refused| LoadError::new(section(&self.server.name), LoadErrorKind::Tool(refused));
         let (mut served, mut errors) = (Vec::with_capacity(tools.len()), Vec::new());
+        errors.extend(unreadable.into_iter().map(error));
         // The server's name is its tools' namespace: a name `toolhost.toml` did not
         // check (an embedder's) serves nothing, as a native tool's namespace would not.
         if let Err(problem) = crate::names::validate_namespace(&self.server.name) {
@@ -344,7 +352,7 @@ async fn keep_alive(peer: &Peer<RoleClient>, time: Duration) -> String {
             ClientRequest::PingRequest(PingRequest { method: Default::default(), extensions: Default::default() });
         match tokio::time::timeout(time, peer.send_request(ping)).await {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => return format!("the server did not answer a ping: {e}"),
+            Ok(Err(e)) => return format!("the server did not answer a ping: {}", super::client::problem(&e)),
             Err(_elapsed) => return format!("the server did not answer a ping within {}", seconds(time)),
         }
     }

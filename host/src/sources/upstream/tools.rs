@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::UpstreamServer;
+use super::client::problem;
+use super::stdio::{MAX_MESSAGE, TOO_LARGE};
 use crate::error::CallError;
 use crate::error::ToolDefError;
 use crate::redact::Redactor;
@@ -96,42 +98,69 @@ impl UpstreamTool {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
             Ok(Err(_panic)) => Err(CallError::Host { tool, message: "the MCP client panicked".into() }),
             Ok(Ok(Ok(output))) => Ok(Produced::Value(output)),
-            Ok(Ok(Err(failure))) => Err(failure.for_call(&tool)),
+            Ok(Ok(Err(Failure::Tool(failure)))) => Err(failure.for_call(&tool)),
+            // The answer was never held: the message's bound is what it broke, unless the
+            // tool's own is lower.
+            Ok(Ok(Err(Failure::TooLarge { size }))) => {
+                let limit = self.def.limits.max_output.min(MAX_MESSAGE as u64);
+                Err(CallError::OutputTooLarge { tool, size, limit })
+            }
         };
         Ran::produced(produced)
     }
 
     /// A call whose output and error text hold no credential sent to the server.
-    async fn redacted_call(&self, input: Value) -> Result<Value, ToolError> {
+    async fn redacted_call(&self, input: Value) -> Result<Value, Failure> {
         let redactor = &self.redactor;
         match self.call(input).await {
             Ok(output) => Ok(redactor.value(output)),
-            Err(ToolError::Failed(message)) => Err(ToolError::Failed(redactor.text(&message).into_owned())),
-            Err(ToolError::InvalidInput(message)) => Err(ToolError::InvalidInput(redactor.text(&message).into_owned())),
+            Err(Failure::Tool(ToolError::Failed(message))) => {
+                Err(Failure::Tool(ToolError::Failed(redactor.text(&message).into_owned())))
+            }
+            Err(Failure::Tool(ToolError::InvalidInput(message))) => {
+                Err(Failure::Tool(ToolError::InvalidInput(redactor.text(&message).into_owned())))
+            }
+            Err(too_large @ Failure::TooLarge { .. }) => Err(too_large),
         }
     }
 
-    async fn call(&self, input: Value) -> Result<Value, ToolError> {
+    async fn call(&self, input: Value) -> Result<Value, Failure> {
         let Value::Object(arguments) = input else {
-            return Err(ToolError::InvalidInput("the input must be a JSON object".into()));
+            return Err(Failure::Tool(ToolError::InvalidInput("the input must be a JSON object".into())));
         };
         let server = &self.server;
         let request = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        let failed = |message: String| Err(Failure::Tool(ToolError::Failed(message)));
         match self.peer.call_tool_once(request).await {
-            Ok(CallToolResponse::Complete(result)) => outcome(result),
-            Ok(CallToolResponse::InputRequired(_)) => Err(ToolError::Failed(format!(
-                "the upstream server `{server}` asked for more input, which toolhost does not relay"
-            ))),
-            // A task (SEP-2663), or whatever later revisions add.
-            Ok(_) => Err(ToolError::Failed(format!(
-                "the upstream server `{server}` answered with a task, which toolhost does not poll"
-            ))),
-            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
-                Err(ToolError::InvalidInput(error.message.to_string()))
+            Ok(CallToolResponse::Complete(result)) => outcome(result).map_err(Failure::Tool),
+            Ok(CallToolResponse::InputRequired(_)) => {
+                failed(format!("the upstream server `{server}` asked for more input, which toolhost does not relay"))
             }
-            Err(error) => Err(ToolError::Failed(format!("the upstream server `{server}` did not answer: {error}"))),
+            // A task (SEP-2663), or whatever later revisions add.
+            Ok(_) => {
+                failed(format!("the upstream server `{server}` answered with a task, which toolhost does not poll"))
+            }
+            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
+                Err(Failure::Tool(ToolError::InvalidInput(error.message.to_string())))
+            }
+            Err(ServiceError::McpError(error)) if error.code == TOO_LARGE => {
+                let size = error.data.as_ref().and_then(|data| data["size"].as_u64()).unwrap_or(MAX_MESSAGE as u64 + 1);
+                Err(Failure::TooLarge { size })
+            }
+            Err(ServiceError::McpError(error)) => {
+                failed(format!("the upstream server `{server}` answered with an error: {}", error.message))
+            }
+            Err(error) => failed(format!("the upstream server `{server}` did not answer: {}", problem(&error))),
         }
     }
+}
+
+/// How a call to the server failed.
+enum Failure {
+    /// As a tool fails.
+    Tool(ToolError),
+    /// Its answer took `size` bytes, past the most one message may take.
+    TooLarge { size: u64 },
 }
 
 /// MCP's annotations are toolhost's hints (the same four).
