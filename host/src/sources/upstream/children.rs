@@ -93,6 +93,14 @@ struct Ending {
 impl Ending {
     /// Whether any of its processes is left.
     fn alive(&self) -> bool {
+        if let Some(leader) = self.pgid {
+            // The leader is the host's own child: reaped here, or, once it exits while
+            // the runtime that would reap it shuts down, it stays a zombie that keeps
+            // its group looking alive and its cgroup from being removed.
+            // SAFETY: waitpid with WNOHANG and no status pointer touches no memory; for
+            // a pid that is not the host's child it fails with ECHILD.
+            unsafe { libc::waitpid(leader, std::ptr::null_mut(), libc::WNOHANG) };
+        }
         // SAFETY: signal 0 only checks that the group exists.
         let group = self.pgid.is_some_and(|pgid| unsafe { libc::kill(-pgid, 0) } == 0);
         group || self.pids.as_ref().is_some_and(PidsGroup::occupied)
