@@ -59,13 +59,7 @@ impl ChildGroup {
             None => {
                 // The child is gone already; its cgroup goes once empty.
                 if let Some(pids) = pids {
-                    pids.signal(libc::SIGKILL);
-                    ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Ending {
-                        pgid: None,
-                        pids: Some(pids),
-                        deadline: Instant::now(),
-                    });
-                    reaper();
+                    Ending { pgid: None, pids: Some(pids), deadline: Instant::now() }.begin(libc::SIGKILL);
                 }
                 None
             }
@@ -75,10 +69,7 @@ impl ChildGroup {
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        let ending_group = Ending { pgid: Some(self.pgid), pids: self.pids.take(), deadline: Instant::now() + GRACE };
-        ending_group.signal(libc::SIGTERM);
-        ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(ending_group);
-        reaper();
+        Ending { pgid: Some(self.pgid), pids: self.pids.take(), deadline: Instant::now() + GRACE }.begin(libc::SIGTERM);
     }
 }
 
@@ -91,6 +82,13 @@ struct Ending {
 }
 
 impl Ending {
+    /// Sends its processes `signal` and hands them to the reaper.
+    fn begin(self, signal: libc::c_int) {
+        self.signal(signal);
+        ending().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(self);
+        reaper();
+    }
+
     /// Whether any of its processes is left.
     fn alive(&self) -> bool {
         if let Some(leader) = self.pgid {

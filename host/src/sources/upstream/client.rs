@@ -59,7 +59,7 @@ fn start(
     let program = command.as_std().get_program().to_string_lossy().into_owned();
     let prepared = sandbox.map(|sandbox| sandbox::prepare(server, sandbox)).transpose()?;
     children::lead_own_group(&mut command);
-    let pids = prepared.map(|prepared| prepared.apply(&mut command)).and_then(|pids| pids);
+    let pids = prepared.and_then(|prepared| prepared.apply(&mut command));
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     let spawned = command.spawn();
     // The ruleset and the cgroup's file are the child's now.
