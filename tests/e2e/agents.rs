@@ -180,7 +180,10 @@ async fn every_attempt_is_audited_to_subscribers_and_jsonl_without_secrets() {
         assert_eq!(record.caller, caller);
         outcomes.push((record.requested.clone(), record.outcome.clone()));
         if record.outcome == "ok" {
-            assert_eq!(record.component_hash.as_ref().map(String::len), Some(64));
+            assert_eq!(
+                record.component_hash.as_ref().map(|hash| hash.starts_with("blake3:") && hash.len() == 71),
+                Some(true)
+            );
             assert!(record.fuel_consumed > 0 && record.input_bytes > 0 && record.output_bytes > 0);
         }
     }

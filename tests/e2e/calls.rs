@@ -91,7 +91,10 @@ async fn every_call_gets_a_fresh_instance_and_reports_fuel() {
         assert_eq!(report.outcome.unwrap(), json!({ "calls": 1 }), "a fresh instance per call");
         assert!(report.fuel_consumed > 0, "fuel is reported");
         assert_eq!(report.tool.as_deref(), Some("hostile/count_calls"));
-        assert_eq!(report.component_hash.as_ref().map(String::len), Some(64));
+        assert_eq!(
+            report.component_hash.as_ref().map(|hash| hash.starts_with("blake3:") && hash.len() == 71),
+            Some(true)
+        );
     }
     let concurrent = (0..32).map(|_| {
         let host = host.clone();

@@ -188,7 +188,11 @@ async fn http_tools_call_a_loopback_service_the_definition_allows_by_address() {
     assert_eq!(output["headers"]["content-type"], "application/json");
     assert_eq!(output["headers"]["host"], service.addr.to_string());
     assert_eq!(report.tool.as_deref(), Some("weather/forecast"));
-    assert_eq!(report.component_hash.as_ref().map(String::len), Some(64), "the definition's hash is recorded");
+    assert_eq!(
+        report.component_hash.as_ref().map(|hash| hash.starts_with("blake3:") && hash.len() == 71),
+        Some(true),
+        "the definition's hash is recorded"
+    );
 
     let sent = &service.seen()[0];
     assert_eq!(sent.method, "POST");

@@ -33,7 +33,7 @@ pub struct ToolDescription {
     pub source: SourceKind,
     /// The component file serving the tool (none for a native tool).
     pub file: Option<PathBuf>,
-    /// BLAKE3 of the component's bytes, hex (`hash` in JSON; none for a native tool).
+    /// BLAKE3 of the component's bytes, `blake3:<hex>` (`hash` in JSON; none for a native tool).
     #[serde(rename = "hash")]
     pub component_hash: Option<String>,
     /// Lower layers' tools of the same name that this one shadows.
@@ -59,6 +59,6 @@ pub struct Overridden {
     pub source: SourceKind,
     /// Where it comes from: its component file, or `native`.
     pub origin: String,
-    /// BLAKE3 of the shadowed component, hex (none for a native tool).
+    /// BLAKE3 of the shadowed component, `blake3:<hex>` (none for a native tool).
     pub hash: Option<String>,
 }

@@ -83,9 +83,11 @@ pub fn check_preamble(bytes: &[u8]) -> Result<(), LoadErrorKind> {
     Ok(())
 }
 
-/// BLAKE3 of a file's bytes, hex: which version of a component (or definition) answered.
+/// BLAKE3 of a file's bytes, labelled (`blake3:<hex>`) as `toolhost.lock`'s SHA-256
+/// pins are: which version of a component (or definition) answered, and its compile
+/// cache entry.
 pub fn content_hash(bytes: &[u8]) -> String {
-    blake3::hash(bytes).to_hex().to_string()
+    format!("blake3:{}", blake3::hash(bytes).to_hex())
 }
 
 impl Components {

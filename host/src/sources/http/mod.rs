@@ -42,7 +42,7 @@ pub fn is_http_tool_file(path: &Path) -> bool {
 pub struct HttpTool {
     /// The definition file.
     pub path: PathBuf,
-    /// BLAKE3 of the definition file, hex: which version answered a call.
+    /// BLAKE3 of the definition file, `blake3:<hex>`: which version answered a call.
     pub hash: String,
     /// The tool's definition.
     pub def: ToolDef,
@@ -167,7 +167,7 @@ properties = { city = { type = "string" }, days = { type = "integer" } }
         assert_eq!(tool.def.name(), "forecast");
         assert_eq!(tool.def.limits.timeout, std::time::Duration::from_secs(3));
         assert_eq!(tool.def.policy.hints.open_world, Some(true));
-        assert_eq!(tool.hash.len(), 64);
+        assert!(tool.hash.strip_prefix("blake3:").is_some_and(|hex| hex.len() == 64), "{}", tool.hash);
     }
 
     #[test]
