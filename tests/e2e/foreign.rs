@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use toolhost::{CallError, Caller, Contract, ToolHost};
-use toolhost_tests::{HttpServer, ToolsDir, cli_call, mcp_calls};
+use toolhost_tests::{HttpServer, ToolsDir, cli_call, mcp_calls, toolhost_bin};
 
 /// A tools directory holding the four foreign components under their namespaces.
 fn foreign_tools() -> ToolsDir {
@@ -86,10 +86,17 @@ async fn the_fetch_tool_goes_out_only_where_its_manifest_grants() {
     let tools = foreign_tools();
     let host = host(&tools).await;
     let refused = host.call("fetch/fetch", json!({ "url": server.url("/page") })).await.unwrap_err();
+    // The guest saw only `HttpRequestDenied`; the caller is told why, and where.
+    let why = format!("(the host refused `{}`: no network access is granted to this component)", server.addr);
     assert!(
-        matches!(&refused, CallError::Failed { message, .. } if message.contains("HttpRequestDenied")),
+        matches!(&refused, CallError::Failed { message, .. } if message.contains("HttpRequestDenied") && message.ends_with(&why)),
         "{refused:?}"
     );
+    tools.manifest("fetch", "fetch", "[grants]\nnetwork = [\"api.example.org:443\"]\n");
+    host.reload().await;
+    let refused = host.call("fetch/fetch", json!({ "url": server.url("/page") })).await.unwrap_err();
+    let why = format!("(the host refused `{}`: not in the allow-list (api.example.org:443))", server.addr);
+    assert!(matches!(&refused, CallError::Failed { message, .. } if message.ends_with(&why)), "{refused:?}");
     assert_eq!(server.request_count(), 0);
     tools.manifest("fetch", "fetch", &format!("[grants]\nnetwork = [\"{}\"]\n", server.addr));
     host.reload().await;
@@ -130,6 +137,15 @@ fn each_is_called_through_the_cli_and_mcp() {
     assert_eq!((code, day), (0, json!("saturday")));
     let (code, _) = cli_call(tools.path(), "stats/summarize", &json!({ "numbers": [] }));
     assert_eq!(code, 7, "a tool failure's exit code");
+    let refused = std::process::Command::new(toolhost_bin())
+        .args(["call", "fetch/fetch", "--input", r#"{"url":"https://api.example.org/v1"}"#, "--root"])
+        .arg(tools.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(7), "{stderr}");
+    let why = "(the host refused `api.example.org:443`: no network access is granted to this component)";
+    assert!(stderr.contains("HttpRequestDenied") && stderr.contains(why), "{stderr}");
 
     let seen = mcp_calls(
         tools.path(),
@@ -138,6 +154,7 @@ fn each_is_called_through_the_cli_and_mcp() {
             { "name": "stats.summarize", "arguments": { "numbers": [2, 4] } },
             { "name": "time.day-of-week", "arguments": { "date": "2026-11-23" } },
             { "name": "stats.summarize", "arguments": { "numbers": [] } },
+            { "name": "fetch.fetch", "arguments": { "url": "https://api.example.org/v1" } },
         ]),
     );
     let names: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
@@ -148,4 +165,7 @@ fn each_is_called_through_the_cli_and_mcp() {
     assert_eq!(results[2]["text"], "\"monday\"", "a string output travels as text: {}", results[2]);
     assert_eq!(results[3]["is_error"], true);
     assert!(results[3]["text"].as_str().unwrap().contains("no numbers"), "{}", results[3]);
+    assert_eq!(results[4]["is_error"], true);
+    let refused = results[4]["text"].as_str().unwrap();
+    assert!(refused.contains("the host refused `api.example.org:443`: no network access is granted"), "{refused}");
 }

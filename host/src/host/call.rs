@@ -161,7 +161,7 @@ impl ToolHost {
             (Ok(output), Some(writes)) => writes.commit(&entry.full_name).await.map(|()| output),
             (outcome, _) => outcome,
         };
-        (outcome, usage)
+        (outcome.map_err(|error| with_refusals(error, &usage.denied_requests)), usage)
     }
 
     /// The tool's input, once it passed every check before the run: its form, its
@@ -188,6 +188,31 @@ impl ToolHost {
             .check(&input)
             .map_err(|violations| CallError::InputInvalid { tool: entry.full_name.clone(), violations })?;
         Ok(input)
+    }
+}
+
+/// How many refused requests a failure names; the report holds them all.
+const REFUSALS_NAMED: usize = 3;
+
+/// The error of a tool that failed after the host refused one of its outgoing
+/// requests, with why: the guest saw only `HttpRequestDenied` (or its language's
+/// exception), and the caller needs the reason to grant the host or drop the call.
+fn with_refusals(error: CallError, denied: &[DeniedRequest]) -> CallError {
+    if denied.is_empty() {
+        return error;
+    }
+    let mut named: Vec<String> =
+        denied.iter().take(REFUSALS_NAMED).map(|d| format!("`{}`: {}", d.destination, d.reason)).collect();
+    if denied.len() > REFUSALS_NAMED {
+        named.push(format!("and {} more", denied.len() - REFUSALS_NAMED));
+    }
+    let refused = format!(" (the host refused {})", named.join("; "));
+    match error {
+        CallError::Failed { tool, message } => CallError::Failed { tool, message: message + &refused },
+        CallError::Trap { tool, message, backtrace } => {
+            CallError::Trap { tool, message: message + &refused, backtrace }
+        }
+        other => other,
     }
 }
 

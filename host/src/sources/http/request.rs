@@ -44,7 +44,8 @@ pub(crate) async fn call(
         Ok(address) => address,
         Err(refusal) => {
             tracing::info!(target: "toolhost::outbound", %destination, reason = %refusal.reason, "outgoing request refused");
-            let message = format!("the request to {destination} was refused: {}", refusal.reason);
+            // The call pipeline adds why, as it does for every source (`host/call.rs`).
+            let message = format!("the request to {destination} was refused");
             denied.push(DeniedRequest { destination, reason: refusal.reason });
             return Err(HttpCallFailure::Failed(message));
         }
