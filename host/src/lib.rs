@@ -54,6 +54,7 @@ pub mod paths;
 mod progress;
 pub mod redact;
 mod schema;
+mod secret;
 pub mod text;
 mod tool;
 mod units;
@@ -81,11 +82,11 @@ pub mod scaffold;
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig};
 pub use crate::definitions::ExportFormat;
 pub use crate::error::{
-    BuildError, CallError, ErrorKind, LoadError, LoadErrorKind, MemoryResource, NativeToolError, SchemaRole,
-    SkippedExport, ToolDefError, ToolProblem, Violation, exit,
+    BuildError, CallError, ErrorKind, Interfaces, LoadError, LoadErrorKind, MemoryResource, NativeToolError,
+    SchemaRole, SkippedExport, ToolDefError, ToolProblem, Violation, exit,
 };
 pub use crate::host::{CallOptions, CallRecord, CallReport, ListingVersion, ToolCall, ToolHost, ToolHostBuilder};
-pub use crate::manifest::{Manifest, ToolManifest};
+pub use crate::manifest::{ImportedPolicy, MAX_POLICY_BYTES, Manifest, ToolManifest, import_wassette_policy};
 pub use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller, Permit, Policy, PolicyRule, SessionTools};
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
 pub use crate::registry::{

@@ -24,6 +24,7 @@ mod load_errors;
 mod mcp;
 mod native;
 mod oci;
+mod other_hosts;
 mod plain;
 mod precompiled;
 mod registry;

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::secret::{RawSecret, secret};
+use crate::secret::{RawSecret, secret};
 use crate::serve::{ApprovalKey, HttpLimits, bounds};
 use crate::units::{Problem, parse_duration, parse_size};
 

@@ -79,7 +79,6 @@
 mod engine;
 mod http;
 mod layers;
-mod secret;
 mod signatures;
 mod storage;
 mod tokens;

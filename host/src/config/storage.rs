@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::secret::{RawSecret, secret};
+use crate::secret::{RawSecret, secret};
 use crate::storage::StorageSetting;
 use crate::units::Problem;
 

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::secret::{SecretSource, secret};
+use crate::secret::{SecretSource, secret};
 use crate::serve::{Tokens, parse_digest};
 use crate::units::Problem;
 

@@ -22,15 +22,29 @@ impl LoadError {
     }
 }
 
-/// Serialized as `{"file": ..., "error": "..."}`, the form `list` and change events use.
+/// Serialized as `{"file": ..., "error": "..."}`, the form `list` and change events use,
+/// with what the component imports and exports when an import is what failed.
 impl serde::Serialize for LoadError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(2))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("file", &self.path)?;
         map.serialize_entry("error", &self.kind.to_string())?;
+        if let LoadErrorKind::Import { interfaces, .. } = &self.kind {
+            map.serialize_entry("imports", &interfaces.imports)?;
+            map.serialize_entry("exports", &interfaces.exports)?;
+        }
         map.end()
     }
+}
+
+/// What a component imports and exports, by name: shown even when it cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Interfaces {
+    /// The names it imports (`wasi:config/store@0.2.0-draft`, …).
+    pub imports: Vec<String>,
+    /// The names it exports (`toolhost:tool/toolbox@0.1.1`, a plain function, …).
+    pub exports: Vec<String>,
 }
 
 /// What is wrong with a component file or its manifest.
@@ -60,6 +74,11 @@ pub enum LoadErrorKind {
 
     #[error("cannot be instantiated: {0}")]
     Link(String),
+
+    /// An import toolhost does not provide, or provides in another shape; `problem`
+    /// says which, and what toolhost provides instead.
+    #[error("cannot be instantiated: it imports `{import}`, {problem}")]
+    Import { import: String, problem: String, interfaces: Interfaces },
 
     #[error("`list-tools` failed: {0}")]
     ListTools(String),

@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use kind::{ErrorKind, exit};
-pub use load::{BuildError, LoadError, LoadErrorKind, SkippedExport};
+pub use load::{BuildError, Interfaces, LoadError, LoadErrorKind, SkippedExport};
 pub use tool::{NativeToolError, SchemaRole, ToolDefError, ToolProblem};
 
 /// Why a tool call did not produce a valid output. `tool` is always the full name of

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::sandbox::{FileGrant, Grants, HostPattern};
+use crate::secret::{RawSecret, SecretSource, secret};
 use crate::storage::{Quota, StorageGrant, is_bucket_name};
 use crate::units::{Problem, parse_size};
 
@@ -60,6 +61,8 @@ enum ConfigValue {
     Integer(i64),
     Float(f64),
     Bool(bool),
+    /// A secret kept out of the manifest: `{ env = "VAR" }` or `{ file = "path" }`.
+    Secret(RawSecret),
 }
 
 /// `[grants]`: what the component may reach, each grant checked now.
@@ -68,7 +71,7 @@ pub(super) fn grants(path: &Path, base: &Path, raw: RawGrants) -> Result<Grants,
         files: file_grants(base, raw.files)?,
         network: network_grants(raw.network)?.into(),
         env: env_grants(path, raw.env)?,
-        config: config_grants(raw.config),
+        config: config_grants(path, base, raw.config)?,
         storage: storage_grant(path, raw.storage)?,
     })
 }
@@ -119,18 +122,36 @@ fn env_grants(path: &Path, raw: Vec<Spanned<String>>) -> Result<Vec<(String, Str
     Ok(env)
 }
 
-fn config_grants(raw: BTreeMap<String, Spanned<ConfigValue>>) -> BTreeMap<String, String> {
-    raw.into_iter()
-        .map(|(key, value)| {
-            let value = match value.into_inner() {
-                ConfigValue::String(s) => s,
-                ConfigValue::Integer(i) => i.to_string(),
-                ConfigValue::Float(f) => f.to_string(),
-                ConfigValue::Bool(b) => b.to_string(),
-            };
-            (key, value)
-        })
-        .collect()
+/// The granted values; a secret's is read now. A secret in an environment variable
+/// that is not set is absent for the guest, as a granted variable is; a secret file
+/// that cannot be read is an error naming the file.
+fn config_grants(
+    path: &Path,
+    base: &Path,
+    raw: BTreeMap<String, Spanned<ConfigValue>>,
+) -> Result<BTreeMap<String, String>, Problem> {
+    let mut config = BTreeMap::new();
+    for (key, value) in raw {
+        let span = value.span();
+        let value = match value.into_inner() {
+            ConfigValue::String(s) => s,
+            ConfigValue::Integer(i) => i.to_string(),
+            ConfigValue::Float(f) => f.to_string(),
+            ConfigValue::Bool(b) => b.to_string(),
+            ConfigValue::Secret(raw) => match raw.source() {
+                None => return Err(Problem::at(span, format!("config `{key}` names exactly one of `env` and `file`"))),
+                Some(SecretSource::Env(variable)) if std::env::var_os(variable).is_none() => {
+                    tracing::info!(manifest = %path.display(), key = %key, variable = %variable, "the environment variable of a granted configuration value is not set on the host");
+                    continue;
+                }
+                Some(source) => {
+                    secret(base, source, &format!("`{key}` configuration")).map_err(|e| Problem::at(span, e))?
+                }
+            },
+        };
+        config.insert(key, value);
+    }
+    Ok(config)
 }
 
 /// The storage grant; the component's identity (`namespace/file`) comes from where its

@@ -20,7 +20,8 @@
 //! files   = [{ host = "data", guest = "/data", mode = "ro" }]  # host path relative to this file
 //! network = ["api.example.com:443", "*.example.org"]
 //! env     = ["API_TOKEN"]
-//! config  = { units = "metric" }
+//! config  = { units = "metric", api_key = { env = "WEATHER_KEY" } }  # also wasi:config/store;
+//!                          # a secret by where it is: { env = "VAR" } or { file = "path" }
 //! storage = ["notes"]      # wasi:keyvalue buckets private to this component, or:
 //! # [grants.storage]
 //! # buckets   = ["notes"]
@@ -45,8 +46,10 @@
 
 mod grants;
 mod limits;
+mod wassette;
 
 pub(crate) use limits::{RawLimits, check_timeout, duration_key, size_key, timeout_key};
+pub use wassette::{ImportedPolicy, MAX_POLICY_BYTES, import_wassette_policy};
 
 use std::collections::BTreeMap;
 use std::path::Path;

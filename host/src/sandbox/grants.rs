@@ -19,7 +19,8 @@ pub struct Grants {
     pub files: Vec<FileGrant>,
     /// Environment variables, with their values resolved from the host at load.
     pub env: Vec<(String, String)>,
-    /// Values the guest reads through `host.config`. May hold secrets: never logged.
+    /// Values the guest reads through `host.config` and `wasi:config/store`. May hold
+    /// secrets: never logged.
     pub config: BTreeMap<String, String>,
     /// Outgoing HTTP destinations (`wasi:http`).
     pub network: Arc<[HostPattern]>,
@@ -109,7 +110,7 @@ pub struct Capabilities {
     pub http: Capability<Vec<String>>,
     /// `wasi:cli/environment`: the granted variable names.
     pub environment: Capability<Vec<String>>,
-    /// `toolhost:tool/host.config`: the granted keys.
+    /// `toolhost:tool/host.config` and `wasi:config/store`: the granted keys.
     pub config: Capability<Vec<String>>,
     /// `wasi:keyvalue`: the granted buckets (`shared:` before a shared one).
     pub storage: Capability<Vec<String>>,
@@ -141,7 +142,7 @@ impl Capabilities {
                 granted: grants.env.iter().map(|(name, _)| name.clone()).collect(),
             },
             config: Capability {
-                imported: imported("toolhost:tool/host"),
+                imported: imported("toolhost:tool/host") || imported("wasi:config/store"),
                 granted: grants.config_keys().map(str::to_owned).collect(),
             },
             storage: Capability {

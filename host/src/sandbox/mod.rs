@@ -7,6 +7,7 @@
 //! tables (through [`limits::CallLimiter`]), wall-clock time (epoch deadline plus an async
 //! timeout for time spent blocked in host calls), and captured output.
 
+mod config;
 mod grants;
 mod keyvalue;
 mod limits;
@@ -21,5 +22,5 @@ pub use limits::TABLE_ELEMENTS_LIMIT;
 pub use outbound::{DeniedRequest, HostPattern, Resolve, SystemResolver};
 pub(crate) use outbound::{checked_address, send_pinned};
 pub use output::{CapturedOutput, LogLine};
-pub(crate) use state::{SandboxState, new_linker};
+pub(crate) use state::{SandboxState, new_linker, provided_interfaces};
 pub(crate) use store::{Run, Sandbox, Services};

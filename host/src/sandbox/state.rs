@@ -13,6 +13,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::contract::{self, LogLevel, Plugin};
 use crate::error::BuildError;
 use crate::progress::ProgressReports;
+use crate::sandbox::config;
 use crate::sandbox::grants::Grants;
 use crate::sandbox::keyvalue::{self, CallStorage};
 use crate::sandbox::limits::CallLimiter;
@@ -75,5 +76,50 @@ pub(crate) fn new_linker(engine: &Engine) -> Result<Linker<SandboxState>, BuildE
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(failed)?;
     Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).map_err(failed)?;
     keyvalue::add_to_linker(&mut linker, |state| &mut state.storage)?;
+    config::add_to_linker(&mut linker, |state| &state.grants.config).map_err(failed)?;
     Ok(linker)
+}
+
+/// Every interface [`new_linker`] provides, by interface, with the versions it serves:
+/// what a component refused for an import is told toolhost has instead. wasmtime links
+/// any 0.2 release of WASI to the one it implements.
+pub(crate) fn provided_interfaces() -> Vec<(String, Vec<String>)> {
+    const WASI: &[&str] = &["0.2.x"];
+    let mut provided: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add = |package: &str, interfaces: &[&str], versions: &[&str]| {
+        for interface in interfaces {
+            provided.push((format!("{package}/{interface}"), versions.iter().map(|v| (*v).to_owned()).collect()));
+        }
+    };
+    add(
+        "wasi:cli",
+        &[
+            "environment",
+            "exit",
+            "stdin",
+            "stdout",
+            "stderr",
+            "terminal-input",
+            "terminal-output",
+            "terminal-stdin",
+            "terminal-stdout",
+            "terminal-stderr",
+        ],
+        WASI,
+    );
+    add("wasi:clocks", &["monotonic-clock", "wall-clock"], WASI);
+    add("wasi:filesystem", &["types", "preopens"], WASI);
+    add("wasi:io", &["error", "poll", "streams"], WASI);
+    add("wasi:random", &["random", "insecure", "insecure-seed"], WASI);
+    add(
+        "wasi:sockets",
+        &["network", "instance-network", "tcp", "tcp-create-socket", "udp", "udp-create-socket", "ip-name-lookup"],
+        WASI,
+    );
+    add("wasi:http", &["types", "outgoing-handler"], WASI);
+    add("wasi:keyvalue", &["store", "atomics", "batch"], &["0.2.0-draft2", "0.2.0-draft"]);
+    add("wasi:config", &["store"], &config::VERSIONS);
+    let series: Vec<String> = contract::SUPPORTED_SERIES.iter().map(|series| format!("{series}.x")).collect();
+    add(contract::PACKAGE, &["host", "types"], &series.iter().map(String::as_str).collect::<Vec<_>>());
+    provided
 }

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use toolhost::{Caller, exit};
 
-use commands::{HostOptions, call, compile, export, inspect, list, new, oci, serve, storage, token};
+use commands::{HostOptions, call, compile, export, import_policy, inspect, list, new, oci, serve, storage, token};
 
 toolhost::use_host_allocator!();
 
@@ -26,23 +26,21 @@ struct Cli {
     /// a filter (`info,toolhost::guest=debug`) [default: warn for serve, else error].
     #[arg(long, global = true, env = "TOOLHOST_LOG")]
     log: Option<String>,
-    /// How log lines look: `text` (colored only on a terminal) or `json` (one object
-    /// per line).
+    /// How log lines look: `text` (colored only on a terminal) or `json` (one per line).
     #[arg(long, global = true, default_value = "text", value_name = "FORMAT", value_parser = ["text", "json"])]
     log_format: String,
     /// Host configuration file [default: ./toolhost.toml when it exists].
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// A tools root; repeat for layers, highest precedence first. Replaces the
-    /// configuration's layers [default: ./tools].
+    /// A tools root; repeat for layers, highest first. Replaces the configuration's [default: ./tools].
     #[arg(long = "root", global = true, value_name = "DIR")]
     roots: Vec<PathBuf>,
     /// A stdlib root below all others; its tools are also callable by bare name
     /// [default: $TOOLHOST_STDLIB].
     #[arg(long, global = true, value_name = "DIR", env = "TOOLHOST_STDLIB")]
     stdlib: Option<PathBuf>,
-    /// Directory of the compile cache [default: the configuration's, else
-    /// $TOOLHOST_CACHE_DIR, $XDG_CACHE_HOME/toolhost or ~/.cache/toolhost].
+    /// Compile cache directory [default: the configuration's, else $TOOLHOST_CACHE_DIR,
+    /// $XDG_CACHE_HOME/toolhost or ~/.cache/toolhost].
     #[arg(long, global = true, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
     /// Compile every component, reading and writing no compile cache.
@@ -60,12 +58,14 @@ enum Command {
     /// List the tools of the layers (or of DIR): layer, file, content hash, schemas,
     /// what each overrides, same-layer conflicts and load errors.
     List(list::Args),
-    /// Show what a component offers, what it imports and what it is granted; what an
-    /// HTTP tool offers and the request it makes; or an upstream MCP server's
-    /// declaration, connection and tools.
+    /// Show what a component offers, imports and is granted; what an HTTP tool offers
+    /// and requests; or an upstream MCP server's declaration, connection and tools.
     Inspect(inspect::Args),
     /// Print the tools the agent may call in a function-calling format.
     Export(export::Args),
+    /// Write the manifest granting what a wassette `policy.yaml` grants (hosts, paths,
+    /// environment as configuration); stderr says what it could not map.
+    ImportPolicy(import_policy::Args),
     /// Call a tool with JSON input and print its JSON output. Accepts full names
     /// (`math/add`), exported names (`math__add`, `math.add`) and stdlib bare names.
     Call(call::Args),
@@ -129,6 +129,7 @@ fn main() -> ExitCode {
             Command::Pull(args) => oci::pull(&options, args).await,
             Command::Push(args) => oci::push(&options, args).await,
             Command::Token(args) => token::run(args),
+            Command::ImportPolicy(args) => import_policy::run(args),
             Command::Storage(command) => storage::run(&options, command).await,
             Command::Paths => commands::paths::run(&options),
             Command::New(args) => new::run(args),

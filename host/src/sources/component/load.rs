@@ -13,7 +13,7 @@ use wasmtime::component::{Component, InstancePre};
 use super::code::{Code, CodeKind, Resident};
 use super::compile::Compiled;
 use super::optimize::Upgrade;
-use super::{Components, Contract, LoadedComponent, plain};
+use super::{Components, Contract, LoadedComponent, imports, plain};
 use crate::contract::{self, ContractCheck, GuestToolInfo, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::manifest::Manifest;
@@ -123,9 +123,12 @@ impl Components {
         let error = |kind| LoadError::new(path, kind);
         let Compiled { component, tier, hash, size, time, from_cache, cached, bytes, docs } = compiled;
         let engine = self.runtime.engine(tier);
-        let imports = component.component_type().imports(&engine.engine).map(|(name, _)| name.to_owned()).collect();
-        let instance_pre =
-            engine.linker.instantiate_pre(&component).map_err(|e| error(LoadErrorKind::Link(format!("{e:#}"))))?;
+        let interfaces = imports::interfaces(&engine.engine, &component);
+        let instance_pre = match engine.linker.instantiate_pre(&component) {
+            Ok(instance_pre) => instance_pre,
+            Err(e) => return Err(error(imports::link_error(&e, interfaces))),
+        };
+        let imports = interfaces.imports;
         let Linked { contract, mut tools, plain, kind } =
             self.link(path, engine, &component, instance_pre, &docs, &manifest).await.map_err(error)?;
         apply_manifest(&mut tools, &manifest).map_err(error)?;

@@ -6,6 +6,7 @@
 
 mod code;
 mod compile;
+mod imports;
 mod load;
 mod optimize;
 mod plain;

@@ -37,7 +37,13 @@ pub async fn run(options: &HostOptions, args: Args) -> anyhow::Result<ExitCode> 
             print_json(&shown?);
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => Ok(fail("load", &e.to_string(), exit::LOAD)),
+        Err(e) => {
+            // What it imports and exports is shown even when an import keeps it from loading.
+            if matches!(e.kind, toolhost::LoadErrorKind::Import { .. }) {
+                print_json(&serde_json::to_value(&e)?);
+            }
+            Ok(fail("load", &e.to_string(), exit::LOAD))
+        }
     }
 }
 

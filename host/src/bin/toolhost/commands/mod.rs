@@ -3,6 +3,7 @@
 pub mod call;
 pub mod compile;
 pub mod export;
+pub mod import_policy;
 pub mod inspect;
 pub mod list;
 pub mod new;

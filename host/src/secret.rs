@@ -1,4 +1,4 @@
-//! Secrets named by where they are, never written in `toolhost.toml` itself: an environment variable or a file.
+//! Secrets named by where they are, never written in a configuration file itself: an environment variable or a file.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +7,7 @@ use serde::Deserialize;
 /// A secret named by where it is, never written in the file itself.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct RawSecret {
+pub(crate) struct RawSecret {
     env: Option<String>,
     file: Option<PathBuf>,
 }
@@ -29,17 +29,17 @@ impl RawSecret {
 const MAX_SECRET_FILE: u64 = 4096;
 
 /// Where the operator keeps a secret out of the configuration file.
-pub(super) enum SecretSource<'a> {
+pub(crate) enum SecretSource<'a> {
     /// An environment variable of the host, by name.
     Env(&'a str),
     /// A file, relative to the configuration.
     File(&'a Path),
 }
 
-/// The secret `what` (token, approval key, storage URL): the variable's value or the
+/// The secret `what` (token, approval key, storage URL, configuration value): the variable's value or the
 /// file's text, without surrounding whitespace, never empty. Errors name the variable
 /// or the file, never the value.
-pub(super) fn secret(base: &Path, source: SecretSource<'_>, what: &str) -> Result<String, String> {
+pub(crate) fn secret(base: &Path, source: SecretSource<'_>, what: &str) -> Result<String, String> {
     let (value, empty) = match source {
         SecretSource::Env(variable) => (
             std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?,
