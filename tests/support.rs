@@ -693,6 +693,13 @@ pub fn cosign_sign(keys: &Path, blob: &Path, signature: &Path) {
     run_cosign_keys(&[Path::new("sign"), &keys.join("cosign.key"), blob, signature]);
 }
 
+/// Runs `tests/trust/cosign_registry.py` (cosign's image signatures in a registry, by
+/// an implementation independent of the host's): `sign` or `verify`, with `args`.
+pub fn cosign_registry(args: &[&str]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("trust/cosign_registry.py");
+    Command::new(mcp_python()).arg(script).args(args).output().expect("run cosign_registry.py")
+}
+
 fn run_cosign_keys(args: &[&Path]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("trust/cosign_keys.py");
     let output = Command::new(mcp_python()).arg(script).args(args).output().expect("run cosign_keys.py");

@@ -141,12 +141,51 @@ impl SigningKeys {
         self.keys.iter().map(|key| key.path.as_path())
     }
 
+    /// The key whose cosign signature (DER, base64) over `payload` this is, when one
+    /// of them made it.
+    pub fn payload_signer(&self, payload: &[u8], signature: &str) -> Option<&Path> {
+        let der = base64::engine::general_purpose::STANDARD.decode(signature.trim()).ok()?;
+        self.signer(&Sha256::of(payload), &Signature::from_der(&der).ok()?)
+    }
+
     /// The key that signed `digest`, when one of them did.
     fn signer(&self, digest: &Sha256, signature: &Signature) -> Option<&Path> {
         self.keys
             .iter()
             .find(|key| key.key.verify_prehash(digest.bytes(), signature).is_ok())
             .map(|key| key.path.as_path())
+    }
+}
+
+/// A private key that signs what `toolhost push --sign-key` publishes: ECDSA P-256, in
+/// an unencrypted PKCS#8 PEM file (`-----BEGIN PRIVATE KEY-----`).
+pub struct PrivateKey {
+    key: p256::ecdsa::SigningKey,
+}
+
+impl PrivateKey {
+    /// Reads the key at `path`; errors name the file, never the key.
+    pub fn load(path: &Path) -> Result<PrivateKey, KeyError> {
+        use p256::pkcs8::DecodePrivateKey;
+        let problem = |problem: String| KeyError { path: path.to_owned(), problem };
+        let pem = std::fs::read_to_string(path).map_err(|e| problem(format!("cannot read: {e}")))?;
+        if pem.contains("ENCRYPTED") {
+            return Err(problem(
+                "is password-encrypted (as `cosign generate-key-pair` writes keys); give an unencrypted PKCS#8 \
+                 ECDSA P-256 key (`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)"
+                    .into(),
+            ));
+        }
+        let key = p256::SecretKey::from_pkcs8_pem(pem.trim())
+            .map_err(|_| problem("not a PEM PKCS#8 ECDSA P-256 private key".into()))?;
+        Ok(PrivateKey { key: p256::ecdsa::SigningKey::from(&key) })
+    }
+
+    /// The signature of `bytes` as cosign writes it: ECDSA over their SHA-256, DER, base64.
+    pub fn sign(&self, bytes: &[u8]) -> Result<String, String> {
+        use p256::ecdsa::signature::hazmat::PrehashSigner;
+        let signature: Signature = self.key.sign_prehash(Sha256::of(bytes).bytes()).map_err(|e| e.to_string())?;
+        Ok(base64::engine::general_purpose::STANDARD.encode(signature.to_der()))
     }
 }
 
@@ -181,6 +220,9 @@ pub struct Pin {
     pub sha256: Sha256,
     /// The file that says so.
     pub by: PathBuf,
+    /// The key whose signature of these bytes `toolhost pull` found in the registry
+    /// and checked (`toolhost.lock` records it): it stands for a `.sig` file.
+    pub signed_by: Option<PathBuf>,
 }
 
 /// Checks the bytes of the component at `path` against its pins (each must hold) and,
@@ -198,7 +240,13 @@ pub fn verify(path: &Path, bytes: &[u8], pins: &[Pin], keys: &SigningKeys) -> Re
             pinned_by: pin.by.clone(),
         });
     }
-    let signed_by = if keys.required() { Some(check_signature(path, &sha256, keys)?.to_owned()) } else { None };
+    let signed_at_pull =
+        pins.iter().filter_map(|pin| pin.signed_by.as_deref()).find(|key| keys.paths().any(|k| k == *key));
+    let signed_by = match signed_at_pull {
+        _ if !keys.required() => None,
+        Some(key) => Some(key.to_owned()),
+        None => Some(check_signature(path, &sha256, keys)?.to_owned()),
+    };
     Ok(Some(Verified { sha256, pinned_by: pins.iter().map(|pin| pin.by.clone()).collect(), signed_by }))
 }
 
@@ -263,17 +311,17 @@ mod tests {
     #[test]
     fn a_pin_names_both_digests() {
         let by = Path::new("tools/ns/x.toml");
-        let pin = Pin { sha256: Sha256::of(b"old"), by: by.to_owned() };
+        let pin = Pin { sha256: Sha256::of(b"old"), by: by.to_owned(), signed_by: None };
         let error = verify(Path::new("x.wasm"), b"new", &[pin], &SigningKeys::none()).unwrap_err().to_string();
         assert!(error.contains(&Sha256::of(b"old").to_string()), "{error}");
         assert!(error.contains(&Sha256::of(b"new").to_string()), "{error}");
         assert!(error.contains("tools/ns/x.toml"), "{error}");
-        let pin = Pin { sha256: Sha256::of(b"new"), by: by.to_owned() };
-        let lock = Pin { sha256: Sha256::of(b"new"), by: "toolhost.lock".into() };
+        let pin = Pin { sha256: Sha256::of(b"new"), by: by.to_owned(), signed_by: None };
+        let lock = Pin { sha256: Sha256::of(b"new"), by: "toolhost.lock".into(), signed_by: None };
         let verified =
             verify(Path::new("x.wasm"), b"new", &[pin.clone(), lock], &SigningKeys::none()).unwrap().unwrap();
         assert_eq!(verified.pinned_by, [by, Path::new("toolhost.lock")]);
-        let stale = Pin { sha256: Sha256::of(b"old"), by: "toolhost.lock".into() };
+        let stale = Pin { sha256: Sha256::of(b"old"), by: "toolhost.lock".into(), signed_by: None };
         let error = verify(Path::new("x.wasm"), b"new", &[pin, stale], &SigningKeys::none()).unwrap_err();
         assert!(error.to_string().contains("toolhost.lock pins"), "every pin must hold: {error}");
     }

@@ -122,7 +122,7 @@ fn verification(c: &mut Criterion) {
         let path = tools.write("ns", "tool.wasm", &std::fs::read(file).expect("read the component"));
         cosign_sign(&keys, &path, &trust::signature_path(&path));
         let bytes = std::fs::read(&path).expect("read the copy");
-        let pin = Pin { sha256: Sha256::of(&bytes), by: path.with_extension("toml") };
+        let pin = Pin { sha256: Sha256::of(&bytes), by: path.with_extension("toml"), signed_by: None };
         group.bench_function(format!("pin_{name}"), |b| {
             b.iter(|| trust::verify(&path, &bytes, std::slice::from_ref(&pin), &SigningKeys::none()).unwrap())
         });

@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::HostConfig;
-use toolhost_tests::{OciRegistry, component, mcp_python, next_change, sha256sum, toolhost_bin, write_atomically};
+use toolhost_tests::{
+    OciRegistry, component, cosign_keygen, cosign_registry, mcp_python, next_change, sha256sum, toolhost_bin,
+    write_atomically,
+};
 
 /// Runs the CLI with `config`, with Docker credentials read from `docker_config` only.
 fn toolhost(config: &Path, docker_config: &Path, args: &[&str]) -> Output {
@@ -264,4 +267,95 @@ fn a_registry_serving_a_huge_manifest_is_refused_at_the_bound() {
         let sent = registry.sent.load(std::sync::atomic::Ordering::Relaxed);
         assert!(sent < 16 << 20, "length announced: {announce_length}: {sent} bytes were sent");
     }
+}
+
+/// `toolhost pull` with `[signatures]` in the configuration, failing: its exit code and
+/// error, and nothing written into the layer.
+fn refused_pull(config: &Path, docker: &Path) -> String {
+    let output = toolhost(config, docker, &["pull"]);
+    assert_eq!(output.status.code(), Some(toolhost::exit::LOAD as i32), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(!config.parent().unwrap().join("org/calc/math.wasm").exists(), "nothing is written");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn signatures_travel_beside_the_component_in_the_registry() {
+    let registry = OciRegistry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let docker = dir.path().join("docker");
+    let reference = format!("oci://{}/tools/calc:1.0", registry.addr);
+    let config = write_config(dir.path(), &registry.addr, &reference);
+    let (ours, theirs) = (cosign_keygen(dir.path(), "ours"), cosign_keygen(dir.path(), "theirs"));
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n[signatures]\nkeys = [\"ours/cosign.pub\"]\n")).unwrap();
+    let math = component("math");
+    let push = |key: Option<&Path>| {
+        let mut args = vec!["push", math.to_str().unwrap(), reference.as_str()];
+        if let Some(key) = key {
+            args.extend(["--sign-key", key.to_str().unwrap()]);
+        }
+        success(&toolhost(&config, &docker, &args))
+    };
+
+    // Unsigned, or signed by a key not configured: refused, nothing written.
+    let unsigned = push(None);
+    assert_eq!(unsigned.get("signature"), None);
+    let error = refused_pull(&config, &docker);
+    assert!(error.contains("unsigned") && error.contains(".sig"), "{error}");
+    push(Some(&theirs.join("cosign.key")));
+    let error = refused_pull(&config, &docker);
+    assert!(error.contains("is by a configured key") && error.contains("ours/cosign.pub"), "{error}");
+
+    // Signed by ours: cosign's layout, which another implementation verifies.
+    let pushed = push(Some(&ours.join("cosign.key")));
+    let manifest = pushed["manifest"].as_str().unwrap();
+    assert_eq!(pushed["signature"], json!(format!("{}.sig", manifest.replace(':', "-"))));
+    let (_, signatures) = manifest_of(&registry.addr, "tools/calc", pushed["signature"].as_str().unwrap());
+    assert_eq!(signatures["layers"][0]["mediaType"], json!("application/vnd.dev.cosign.simplesigning.v1+json"));
+    let ours_pub = ours.join("cosign.pub");
+    let checked = cosign_registry(&["verify", &registry.addr, "tools/calc", manifest, ours_pub.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&checked.stdout).trim(), "verified", "{checked:?}");
+    let theirs_pub = theirs.join("cosign.pub");
+    let checked = cosign_registry(&["verify", &registry.addr, "tools/calc", manifest, theirs_pub.to_str().unwrap()]);
+    assert!(!checked.status.success(), "their key did not sign this");
+
+    // The pull checks it and records who signed; the host serves it with no `.sig` file.
+    let pulled = success(&toolhost(&config, &docker, &["pull"]));
+    assert_eq!(pulled["components"][0]["manifest"], json!(manifest));
+    let lock = std::fs::read_to_string(dir.path().join("toolhost.lock")).unwrap();
+    assert!(lock.contains("signed_by = ") && lock.contains("cosign.pub"), "{lock}");
+    let called = success(&toolhost(&config, &docker, &["call", "calc/add", "--input", r#"{"numbers":[1,2]}"#]));
+    assert_eq!(called, json!({ "value": 3.0 }));
+    let served = dir.path().join("org/calc/math.wasm");
+    let shown = success(&toolhost(&config, &docker, &["inspect", served.to_str().unwrap()]));
+    assert!(shown["verified"]["signed_by"].as_str().unwrap().ends_with("ours/cosign.pub"), "{shown}");
+    assert!(!tools_sig(&served).exists());
+
+    // A signature written by another implementation, in cosign's layout, is accepted.
+    let unsigned = push(None);
+    let manifest = unsigned["manifest"].as_str().unwrap();
+    let key = ours.join("cosign.key");
+    let signed = cosign_registry(&["sign", &registry.addr, "tools/calc", manifest, key.to_str().unwrap()]);
+    assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
+    let updated = success(&toolhost(&config, &docker, &["pull", "--update"]));
+    assert_eq!(updated["components"][0]["manifest"], json!(manifest));
+
+    // A key cosign encrypted with a password is refused by name, never used.
+    let encrypted = dir.path().join("encrypted.key");
+    std::fs::write(
+        &encrypted,
+        "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let refused = toolhost(
+        &config,
+        &docker,
+        &["push", math.to_str().unwrap(), &reference, "--sign-key", encrypted.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("password-encrypted"));
+}
+
+fn tools_sig(component: &Path) -> PathBuf {
+    toolhost::trust::signature_path(component)
 }

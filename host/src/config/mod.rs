@@ -334,7 +334,7 @@ impl HostConfig {
             .filter_map(|component| {
                 let locked = self.lock.get(&component.layer, &component.full_name())?;
                 let root = self.layers.iter().find(|layer| layer.name == component.layer)?.root.as_deref()?;
-                let pin = Pin { sha256: locked.sha256, by: lock_path.clone() };
+                let pin = Pin { sha256: locked.sha256, by: lock_path.clone(), signed_by: locked.signed_by.clone() };
                 Some((component.path(root), pin))
             })
             .collect()

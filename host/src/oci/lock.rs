@@ -51,6 +51,9 @@ pub struct Locked {
     pub sha256: Sha256,
     /// Its size in bytes.
     pub size: u64,
+    /// The key whose cosign signature of the manifest the pull checked in the
+    /// registry, when `[signatures]` requires one.
+    pub signed_by: Option<PathBuf>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -70,6 +73,8 @@ struct RawLocked {
     manifest: String,
     sha256: String,
     size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    signed_by: Option<PathBuf>,
 }
 
 /// A lock file that cannot be read, with the file and the problem.
@@ -117,6 +122,7 @@ impl Lock {
                 name: entry.name,
                 reference: entry.reference,
                 size: entry.size,
+                signed_by: entry.signed_by,
             });
         }
         Ok(Lock { components })
@@ -142,6 +148,7 @@ impl Lock {
                     manifest: c.manifest.to_string(),
                     sha256: c.sha256.to_string(),
                     size: c.size,
+                    signed_by: c.signed_by.clone(),
                 })
                 .collect(),
         };
@@ -166,6 +173,7 @@ mod tests {
             manifest: Sha256::of(name.as_bytes()),
             sha256: Sha256::of(b"bytes"),
             size: 5,
+            signed_by: (name == "b/two").then(|| PathBuf::from("keys/cosign.pub")),
         }
     }
 

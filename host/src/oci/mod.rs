@@ -22,9 +22,11 @@
 
 mod artifact;
 mod auth;
+mod fetch;
 mod lock;
 mod pull;
 mod push;
+mod signature;
 mod store;
 
 use std::path::{Path, PathBuf};

@@ -6,11 +6,12 @@ use std::time::Instant;
 use oci_client::manifest::OciImageManifest;
 use oci_client::{Client, Reference};
 
+use super::fetch::{Bounded, manifest_bytes};
 use super::lock::{Lock, Locked};
 use super::store::{self, BlobStore};
-use super::{MAX_COMPONENT_SIZE, OciComponent, OciError, OciSettings, artifact, auth};
+use super::{MAX_COMPONENT_SIZE, OciComponent, OciError, OciSettings, artifact, auth, signature};
 use crate::registry::Layer;
-use crate::trust::Sha256;
+use crate::trust::{Sha256, SigningKeys};
 
 /// What a pull did for one component.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -54,13 +55,14 @@ pub enum PullMode {
 /// lock is fetched by its pinned manifest digest, whatever its tag names now, unless
 /// [`PullMode::Update`] asks to resolve tags again. Nothing is written (no file, no
 /// lock) unless every component was fetched and checked; blobs already checked stay in
-/// the store.
+/// the store. When `keys` are required, each manifest must carry a cosign signature by
+/// one of them beside it in the registry.
 pub async fn pull(
     components: &[OciComponent],
     layers: &[Layer],
     settings: &OciSettings,
     lock_path: &Path,
-    mode: PullMode,
+    (mode, keys): (PullMode, &SigningKeys),
 ) -> Result<Vec<Pulled>, OciError> {
     let io = |path: &Path, e: String| OciError::Io { path: path.to_owned(), problem: e };
     let previous = Lock::read(lock_path).map_err(|e| io(lock_path, e.problem))?;
@@ -80,7 +82,8 @@ pub async fn pull(
             .get(&component.layer, &component.full_name())
             .filter(|locked| mode != PullMode::Update && locked.reference == component.reference.as_str());
         let started = Instant::now();
-        let (locked, bytes, downloaded) = fetch((&client, &settings.plain_http), &store, component, pinned).await?;
+        let (locked, bytes, downloaded) =
+            fetch((&client, &settings.plain_http, keys), &store, component, pinned).await?;
         fetched.push((component.path(&root), locked, bytes, downloaded, started.elapsed()));
     }
     let mut pulled = Vec::with_capacity(fetched.len());
@@ -153,7 +156,7 @@ impl Fetching<'_> {
 /// One component's manifest and bytes, checked: from the registry, or from the blob
 /// store when it holds the layer already.
 async fn fetch(
-    (client, plain_http): (&Client, &[String]),
+    (client, plain_http, keys): (&Client, &[String], &SigningKeys),
     store: &BlobStore,
     component: &OciComponent,
     pinned: Option<&Locked>,
@@ -166,6 +169,14 @@ async fn fetch(
     };
     let auth = auth::credentials(target.resolve_registry()).map_err(|e| fetching.registry(e))?;
     let (manifest_digest, manifest) = fetch_manifest((client, plain_http), &target, &auth, &fetching).await?;
+    let signed_by = match keys.required() {
+        true => Some(
+            signature::verify((client, plain_http), &target, &auth, &manifest_digest, keys)
+                .await
+                .map_err(|e| fetching.registry(e))?,
+        ),
+        false => None,
+    };
     let (layer_digest, size) =
         artifact::component_layer(&manifest).map_err(|e| fetching.registry(format!("not a Wasm component: {e}")))?;
     if size > MAX_COMPONENT_SIZE {
@@ -183,6 +194,7 @@ async fn fetch(
         manifest: manifest_digest,
         sha256: layer_digest,
         size,
+        signed_by,
     };
     Ok((locked, bytes, downloaded))
 }
@@ -213,63 +225,6 @@ async fn fetch_manifest(
     Ok((manifest_digest, manifest))
 }
 
-/// The most bytes of a manifest read: the limit the OCI distribution specification
-/// suggests registries enforce. A component's manifest is well under 1 KiB.
-pub(crate) const MAX_MANIFEST_SIZE: usize = 4 << 20;
-
-/// The manifest's bytes, read within [`MAX_MANIFEST_SIZE`] (the OCI client reads any
-/// size a registry sends), and the digest the registry named for it, if any. The
-/// request is the client's: its scheme, its credentials (a token it obtained, or the
-/// basic credentials), and the same trust in certificates.
-async fn manifest_bytes(
-    client: &Client,
-    plain_http: &[String],
-    target: &Reference,
-    auth: &oci_client::secrets::RegistryAuth,
-) -> Result<(Vec<u8>, String), String> {
-    use oci_client::RegistryOperation;
-    use oci_client::secrets::RegistryAuth;
-    let token = client.auth(target, auth, RegistryOperation::Pull).await.map_err(|e| e.to_string())?;
-    let registry = target.resolve_registry();
-    let scheme = if plain_http.iter().any(|plain| plain == registry) { "http" } else { "https" };
-    let reference = target.digest().or(target.tag()).unwrap_or("latest");
-    let url = format!("{scheme}://{registry}/v2/{}/manifests/{reference}", target.repository());
-    let http = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .read_timeout(std::time::Duration::from_secs(60))
-        .build()
-        .map_err(|e| format!("HTTP client: {e}"))?;
-    let mut request = http.get(&url).header(reqwest::header::ACCEPT, artifact::MANIFEST_MEDIA_TYPE);
-    request = match (token, auth) {
-        (Some(token), _) => request.bearer_auth(token),
-        (None, RegistryAuth::Basic(user, password)) => request.basic_auth(user, Some(password)),
-        (None, _) => request,
-    };
-    let mut response = request.send().await.map_err(|e| e.to_string())?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(format!("{url} answered HTTP {status}"));
-    }
-    let over = || format!("the registry's manifest is over {} MiB, the most read", MAX_MANIFEST_SIZE >> 20);
-    if response.content_length().is_some_and(|length| length > MAX_MANIFEST_SIZE as u64) {
-        return Err(over());
-    }
-    let said = response
-        .headers()
-        .get("Docker-Content-Digest")
-        .and_then(|digest| digest.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
-        if body.len() + chunk.len() > MAX_MANIFEST_SIZE {
-            return Err(over());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok((body, said))
-}
-
 /// The component's bytes from the registry, within the size its manifest gives, checked
 /// against its digest and kept in the blob store.
 async fn fetch_blob(
@@ -294,41 +249,4 @@ async fn fetch_blob(
     }
     store.put(&digest, &bytes).map_err(|e| OciError::Io { path: store.dir().to_owned(), problem: e.to_string() })?;
     Ok(bytes)
-}
-
-/// A blob as it downloads, refused past the size its manifest gives: a registry cannot
-/// make a pull hold more than it announced (and at most [`MAX_COMPONENT_SIZE`]).
-struct Bounded {
-    bytes: Vec<u8>,
-    limit: u64,
-}
-
-impl tokio::io::AsyncWrite for Bounded {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        let this = self.get_mut();
-        if this.bytes.len() as u64 + buf.len() as u64 > this.limit {
-            let problem = format!("more than the {} bytes its manifest gives", this.limit);
-            return std::task::Poll::Ready(Err(std::io::Error::other(problem)));
-        }
-        this.bytes.extend_from_slice(buf);
-        std::task::Poll::Ready(Ok(buf.len()))
-    }
-
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
 }

@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::{OciError, OciReference, OciSettings, artifact, auth};
-use crate::trust::Sha256;
+use super::{OciError, OciReference, OciSettings, artifact, auth, signature};
+use crate::trust::{PrivateKey, Sha256};
 
 /// What a push published.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -17,10 +17,19 @@ pub struct Pushed {
     pub sha256: Sha256,
     /// Its size in bytes.
     pub size: u64,
+    /// The cosign signature's tag beside it, when signed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
-/// Publishes the component at `file` to `reference` in the CNCF Wasm OCI layout.
-pub async fn push(file: &Path, reference: &OciReference, settings: &OciSettings) -> Result<Pushed, OciError> {
+/// Publishes the component at `file` to `reference` in the CNCF Wasm OCI layout, and
+/// with `key`, its cosign signature beside it.
+pub async fn push(
+    file: &Path,
+    reference: &OciReference,
+    settings: &OciSettings,
+    key: Option<&PrivateKey>,
+) -> Result<Pushed, OciError> {
     let name = file.display().to_string();
     let bytes = std::fs::read(file).map_err(|e| OciError::Io { path: file.to_owned(), problem: e.to_string() })?;
     crate::sources::check_preamble(&bytes)
@@ -41,5 +50,12 @@ pub async fn push(file: &Path, reference: &OciReference, settings: &OciSettings)
         .await
         .map_err(|e| registry_error(format!("pushed, but its digest cannot be read back: {e}")))?;
     let manifest = Sha256::parse(&said).map_err(|e| registry_error(format!("the registry's digest: {e}")))?;
-    Ok(Pushed { reference: reference.to_string(), manifest, sha256, size })
+    let signature = match key {
+        Some(key) => {
+            signature::push_signature(&client, &target, &auth, &manifest, key).await.map_err(&registry_error)?;
+            Some(format!("{}.sig", manifest.to_string().replace(':', "-")))
+        }
+        None => None,
+    };
+    Ok(Pushed { reference: reference.to_string(), manifest, sha256, size, signature })
 }

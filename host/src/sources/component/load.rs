@@ -70,7 +70,8 @@ impl Components {
             None => Manifest::default_for(self.defaults),
         };
         let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
-        let manifest_pin = manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned() });
+        let manifest_pin =
+            manifest.sha256.zip(manifest_path).map(|(sha256, by)| Pin { sha256, by: by.to_owned(), signed_by: None });
         let pins: Vec<Pin> = manifest_pin.into_iter().chain(lock_pin.cloned()).collect();
         let (bytes, verified) = self.verify(path, pins, bytes).await?;
         let compiled = match previous.and_then(|previous| Compiled::reused(previous, &bytes)) {

@@ -60,9 +60,13 @@ impl HostOptions {
 
     /// A host with the configuration's settings (limits, engine, cache) and no layers
     /// nor upstream servers: inspecting one file loads nothing else.
+    /// A file pulled from a registry keeps its pin in `toolhost.lock` (and who signed it).
     pub async fn build_without_layers(&self) -> anyhow::Result<ToolHost> {
-        let bare = HostConfig { layers: Vec::new(), upstreams: Vec::new(), ..self.config()? };
-        Ok(self.settings(bare, Lifetime::OneShot).build().await?)
+        let config = self.config()?;
+        let pins = config.oci_pins();
+        let bare = HostConfig { layers: Vec::new(), upstreams: Vec::new(), ..config };
+        let builder = self.settings(bare, Lifetime::OneShot);
+        Ok(pins.into_iter().fold(builder, |builder, (file, pin)| builder.pin(file, pin)).build().await?)
     }
 
     fn settings(&self, mut config: HostConfig, lifetime: Lifetime) -> ToolHostBuilder {

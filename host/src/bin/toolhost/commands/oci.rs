@@ -27,6 +27,10 @@ pub struct PushArgs {
     file: PathBuf,
     /// Where: `oci://registry[:port]/repository[:tag]`.
     reference: String,
+    /// Sign the pushed manifest with this ECDSA P-256 key (unencrypted PKCS#8 PEM),
+    /// beside it in the registry as cosign does (`sha256-<digest>.sig`).
+    #[arg(long, value_name = "KEY")]
+    sign_key: Option<PathBuf>,
 }
 
 /// `toolhost pull`: the configuration's OCI components into their roots, pinned in the
@@ -47,7 +51,15 @@ pub async fn pull(options: &HostOptions, args: PullArgs) -> anyhow::Result<ExitC
         anyhow::bail!("{} names no component by OCI reference ([layer.oci.NAMESPACE])", path.display());
     }
     let lock_path = Lock::path_for(&path);
-    match toolhost::oci::pull(&config.oci, &config.layers, &config.oci_settings, &lock_path, mode).await {
+    match toolhost::oci::pull(
+        &config.oci,
+        &config.layers,
+        &config.oci_settings,
+        &lock_path,
+        (mode, &config.signing_keys),
+    )
+    .await
+    {
         Ok(pulled) => {
             print_json(&json!({ "lock": lock_path, "components": pulled }));
             Ok(ExitCode::SUCCESS)
@@ -60,7 +72,8 @@ pub async fn pull(options: &HostOptions, args: PullArgs) -> anyhow::Result<ExitC
 pub async fn push(options: &HostOptions, args: PushArgs) -> anyhow::Result<ExitCode> {
     let settings = options.config()?.oci_settings;
     let reference = OciReference::parse(&args.reference).map_err(anyhow::Error::msg)?;
-    match toolhost::oci::push(&args.file, &reference, &settings).await {
+    let key = args.sign_key.as_deref().map(toolhost::trust::PrivateKey::load).transpose()?;
+    match toolhost::oci::push(&args.file, &reference, &settings, key.as_ref()).await {
         Ok(pushed) => {
             print_json(&serde_json::to_value(pushed)?);
             Ok(ExitCode::SUCCESS)
