@@ -22,7 +22,8 @@ impl Guest for Component {
     }
 
     fn keys() -> Result<Vec<String>, String> {
-        let mut keys: Vec<String> = draft::get_all().map_err(|e| format!("{e:?}"))?.into_iter().map(|(key, _)| key).collect();
+        let mut keys: Vec<String> =
+            draft::get_all().map_err(|e| format!("{e:?}"))?.into_iter().map(|(key, _)| key).collect();
         keys.sort();
         Ok(keys)
     }
