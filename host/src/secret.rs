@@ -56,13 +56,10 @@ pub(crate) fn secret(base: &Path, source: SecretSource<'_>, what: &str) -> Resul
 
 /// The text of the file holding a `what`; errors name the file, never its content.
 fn read_secret_file(path: &Path, what: &str) -> Result<String, String> {
-    use std::io::Read;
-    let cannot = |e: std::io::Error| format!("cannot read the {what} file {}: {e}", path.display());
-    let mut text = String::new();
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    file.take(MAX_SECRET_FILE + 1).read_to_string(&mut text).map_err(cannot)?;
-    if text.len() as u64 > MAX_SECRET_FILE {
-        return Err(format!("the {what} file {} is longer than {MAX_SECRET_FILE} bytes", path.display()));
-    }
-    Ok(text)
+    crate::text::read_file_bounded(path, MAX_SECRET_FILE).map_err(|e| match e.kind() {
+        std::io::ErrorKind::FileTooLarge => {
+            format!("the {what} file {} is longer than {MAX_SECRET_FILE} bytes", path.display())
+        }
+        _ => format!("cannot read the {what} file {}: {e}", path.display()),
+    })
 }

@@ -7,6 +7,21 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::path::Path;
+
+/// The text of the file at `path`, read no further than `max` bytes: a wrong path (a
+/// huge file, `/dev/zero`, a pipe that never closes) is refused, not read whole. Over
+/// the bound the error's kind is [`std::io::ErrorKind::FileTooLarge`].
+pub fn read_file_bounded(path: &Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(max + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        let longer = format!("it is longer than {max} bytes");
+        return Err(std::io::Error::new(std::io::ErrorKind::FileTooLarge, longer));
+    }
+    Ok(text)
+}
 
 /// `text` with every control character (C0, DEL, C1) and bidirectional override escaped
 /// the way Rust writes them (`\n`, `\r`, `\t`, `\u{1b}`); printable text, including

@@ -24,7 +24,7 @@ use p256::pkcs8::DecodePublicKey;
 use sha2::Digest as _;
 
 use crate::error::LoadErrorKind;
-use crate::text::bounded;
+use crate::text::{bounded, read_file_bounded};
 
 /// A SHA-256 digest, shown (and written in pins) as `sha256:<64 hex digits>`, the form
 /// OCI registries and cosign use.
@@ -124,7 +124,7 @@ impl SigningKeys {
     /// Reads one more PEM public key.
     pub fn add(&mut self, path: PathBuf) -> Result<(), KeyError> {
         let problem = |problem: String| KeyError { path: path.clone(), problem };
-        let pem = std::fs::read_to_string(&path).map_err(|e| problem(format!("cannot read: {e}")))?;
+        let pem = read_file_bounded(&path, MAX_KEY_FILE).map_err(|e| problem(format!("cannot read: {e}")))?;
         let key = p256::PublicKey::from_public_key_pem(pem.trim())
             .map_err(|e| problem(format!("not a PEM ECDSA P-256 public key (cosign's `cosign.pub` form): {e}")))?;
         self.keys.push(SigningKey { path, key: VerifyingKey::from(&key) });
@@ -168,7 +168,7 @@ impl PrivateKey {
     pub fn load(path: &Path) -> Result<PrivateKey, KeyError> {
         use p256::pkcs8::DecodePrivateKey;
         let problem = |problem: String| KeyError { path: path.to_owned(), problem };
-        let pem = std::fs::read_to_string(path).map_err(|e| problem(format!("cannot read: {e}")))?;
+        let pem = read_file_bounded(path, MAX_KEY_FILE).map_err(|e| problem(format!("cannot read: {e}")))?;
         if pem.contains("ENCRYPTED") {
             return Err(problem(
                 "is password-encrypted (as `cosign generate-key-pair` writes keys); give an unencrypted PKCS#8 \
@@ -199,6 +199,9 @@ pub fn signature_path(component: &Path) -> PathBuf {
 /// The longest signature file read: a DER P-256 signature is at most 72 bytes, 96 in
 /// base64; the bound keeps a wrong file from being read whole.
 const MAX_SIGNATURE_FILE: u64 = 4096;
+
+/// The longest key file read: a PEM P-256 key is a few hundred bytes.
+const MAX_KEY_FILE: u64 = 16 << 10;
 
 /// What was checked of a component's bytes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -254,9 +257,12 @@ fn check_signature<'k>(path: &Path, sha256: &Sha256, keys: &'k SigningKeys) -> R
     let signature_file = signature_path(path);
     let shown = signature_file.display();
     let unsigned = |problem: String| LoadErrorKind::Signature(problem);
-    let text = read_bounded(&signature_file).map_err(|e| match e.kind() {
+    let text = read_file_bounded(&signature_file, MAX_SIGNATURE_FILE).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => unsigned(format!(
             "unsigned: `[signatures]` in toolhost.toml requires a signature, and {shown} does not exist"
+        )),
+        std::io::ErrorKind::FileTooLarge => unsigned(format!(
+            "cannot read its signature {shown}: it is over {MAX_SIGNATURE_FILE} bytes, not a signature"
         )),
         _ => unsigned(format!("cannot read its signature {shown}: {e}")),
     })?;
@@ -272,17 +278,6 @@ fn check_signature<'k>(path: &Path, sha256: &Sha256, keys: &'k SigningKeys) -> R
             keys.join(", ")
         ))
     })
-}
-
-fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    let file = std::fs::File::open(path)?;
-    file.take(MAX_SIGNATURE_FILE + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_SIGNATURE_FILE {
-        return Err(std::io::Error::other(format!("it is over {MAX_SIGNATURE_FILE} bytes, not a signature")));
-    }
-    Ok(text)
 }
 
 #[cfg(test)]

@@ -169,13 +169,11 @@ async fn fetch(
     };
     let auth = auth::credentials(target.resolve_registry()).map_err(|e| fetching.registry(e))?;
     let (manifest_digest, manifest) = fetch_manifest((client, plain_http), &target, &auth, &fetching).await?;
-    let signed_by = match keys.required() {
-        true => Some(
-            signature::verify((client, plain_http), &target, &auth, &manifest_digest, keys)
-                .await
-                .map_err(|e| fetching.registry(e))?,
-        ),
-        false => None,
+    let signed_by = if keys.required() {
+        let signed = signature::verify((client, plain_http), &target, &auth, &manifest_digest, keys).await;
+        Some(signed.map_err(|e| fetching.registry(e))?)
+    } else {
+        None
     };
     let (layer_digest, size) =
         artifact::component_layer(&manifest).map_err(|e| fetching.registry(format!("not a Wasm component: {e}")))?;

@@ -53,7 +53,7 @@ pub async fn push(
     let signature = match key {
         Some(key) => {
             signature::push_signature(&client, &target, &auth, &manifest, key).await.map_err(&registry_error)?;
-            Some(format!("{}.sig", manifest.to_string().replace(':', "-")))
+            Some(signature::signature_tag(&manifest))
         }
         None => None,
     };

@@ -32,10 +32,14 @@ const MAX_PAYLOAD: u64 = 64 << 10;
 /// The most signatures of one manifest tried.
 const MAX_SIGNATURES: usize = 16;
 
+/// `sha256-<hex>.sig`: the tag of the signatures of `manifest`.
+pub(super) fn signature_tag(manifest: &Sha256) -> String {
+    format!("{}.sig", manifest.to_string().replace(':', "-"))
+}
+
 /// `registry/repository:sha256-<hex>.sig`: where the signatures of `manifest` are.
 fn signature_reference(target: &Reference, manifest: &Sha256) -> Reference {
-    let tag = format!("{}.sig", manifest.to_string().replace(':', "-"));
-    Reference::with_tag(target.registry().to_owned(), target.repository().to_owned(), tag)
+    Reference::with_tag(target.registry().to_owned(), target.repository().to_owned(), signature_tag(manifest))
 }
 
 /// Signs the manifest `manifest` of `target` with `key`, beside it in the registry.

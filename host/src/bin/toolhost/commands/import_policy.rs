@@ -1,6 +1,5 @@
 //! `toolhost import-policy POLICY`: the manifest granting what a wassette `policy.yaml` grants, and what it could not map.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,7 +23,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let shown = args.policy.display().to_string();
-    let text = match read_bounded(&args.policy) {
+    let text = match toolhost::text::read_file_bounded(&args.policy, toolhost::MAX_POLICY_BYTES as u64) {
         Ok(text) => text,
         Err(e) => return Ok(fail("policy", &format!("{shown}: {e}"), exit::HOST)),
     };
@@ -46,11 +45,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::write(&output, &imported.manifest).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
     eprintln!("wrote {}", Escaped(&output.display().to_string()));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The policy's text, refusing a file longer than any policy.
-fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
-    let mut text = String::new();
-    std::fs::File::open(path)?.take(toolhost::MAX_POLICY_BYTES as u64 + 1).read_to_string(&mut text)?;
-    Ok(text)
 }
