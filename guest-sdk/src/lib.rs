@@ -92,6 +92,23 @@ pub fn progress(done: u64, total: Option<u64>, message: Option<&str>) {
     host::progress(done, total, message)
 }
 
+/// Who is calling: the agent, and the session it acts in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The agent's id, as the operator names it.
+    pub agent: String,
+    /// The session (conversation, thread), when the agent acts in one.
+    pub session: Option<String>,
+}
+
+/// Who is calling, when the operator granted this component to know it (its manifest's
+/// `[grants] caller = true`); `None` otherwise. Storage needs no help from it: every
+/// bucket already holds one set of contents per agent. Needs a host that speaks
+/// `toolhost:tool@0.1.2`; a component that never calls it loads in older hosts too.
+pub fn caller() -> Option<Caller> {
+    host::caller().map(|info| Caller { agent: info.agent, session: info.session })
+}
+
 /// Writes to the host's log; each line is tagged with the tool being called.
 pub mod log {
     use super::host::{self, LogLevel};

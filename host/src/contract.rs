@@ -13,7 +13,7 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use self::toolhost::tool::host::LogLevel;
+pub use self::toolhost::tool::host::{CallerInfo, LogLevel};
 pub use exports::toolhost::tool::toolbox::{ToolError as GuestToolError, ToolInfo as GuestToolInfo};
 
 impl From<GuestToolError> for crate::tool::ToolError {

@@ -88,9 +88,9 @@ fn inspect_shows_tools_schemas_and_imports() {
     let output = toolhost(&["inspect", component("math").to_str().unwrap()], None);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let inspection = stdout_json(&output);
-    assert_eq!(inspection["contract"], "toolhost:tool@0.1.1");
+    assert_eq!(inspection["contract"], "toolhost:tool@0.1.2");
     let imports: Vec<&str> = inspection["imports"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
-    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.1")), "{imports:?}");
+    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.2")), "{imports:?}");
     assert!(imports.iter().any(|i| i.starts_with("wasi:cli/")), "{imports:?}");
     let evaluate = inspection["tools"].as_array().unwrap().iter().find(|t| t["name"] == "evaluate").unwrap();
     assert_eq!(evaluate["input_schema"]["required"], json!(["expression"]));
@@ -246,6 +246,51 @@ fn limits_and_policy_have_their_own_exit_codes() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("error[not_found]"), "{stderr}");
     assert!(stderr.contains("hidden from planner: not in the allow list"), "{stderr}");
+}
+
+/// `toolhost policy explain` says which rule decided, for one tool or every served tool,
+/// in the cases users trip on: no rule covering the agent, a rule with only `deny`, a
+/// `*` rule above a specific one.
+#[test]
+fn policy_explain_names_the_rule_that_decided() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let config = tools.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[[policy]]\nagent = \"cautious\"\ndeny = [\"math/divide\"]\n\n\
+         [[policy]]\nagent = \"*\"\nallow = [\"math/add\"]\napprove_above = \"low\"\n\n\
+         [[policy]]\nagent = \"planner\"\nallow = [\"math/*\"]\n",
+    )
+    .unwrap();
+    let (dir, config) = (tools.path().to_str().unwrap(), config.to_str().unwrap());
+    let explain = |args: &[&str]| {
+        let output = toolhost(&[&["--config", config, "policy", "explain"], args, &["--dir", dir]].concat(), None);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        stdout_json(&output)
+    };
+    let deny_only = explain(&["cautious", "math/add"]);
+    assert_eq!(deny_only[0]["decision"], "refused", "{deny_only}");
+    assert_eq!(deny_only[0]["rule"]["number"], 1);
+    assert!(deny_only[0]["reason"].as_str().unwrap().contains("allows nothing"), "{deny_only}");
+    // `*` covers the planner first: its own rule, further down, is never reached.
+    let planner = explain(&["planner"]);
+    let decisions: Vec<(&str, &str, u64)> = planner
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["tool"].as_str().unwrap(), t["decision"].as_str().unwrap(), t["rule"]["number"].as_u64().unwrap()))
+        .collect();
+    assert!(decisions.contains(&("math/add", "approval", 2)), "{decisions:?}");
+    assert!(decisions.contains(&("math/divide", "refused", 2)), "{decisions:?}");
+    assert!(decisions.iter().all(|(_, _, rule)| *rule == 2), "{decisions:?}");
+    let unknown = toolhost(&["--config", config, "policy", "explain", "planner", "math/ad", "--dir", dir], None);
+    assert_eq!(unknown.status.code(), Some(3), "an unknown tool is not found");
+    // Without rules, everyone may call everything, and it says so.
+    let open = toolhost(&["policy", "explain", "anyone", "math/add", "--dir", dir], None);
+    let open = stdout_json(&open);
+    assert_eq!(open[0]["decision"], "allowed");
+    assert!(open[0]["reason"].as_str().unwrap().contains("no rules"), "{open}");
 }
 
 #[test]

@@ -278,3 +278,24 @@ async fn mcp_clients_see_native_tools_and_hear_when_one_is_added() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+/// A native tool made with `new_with_caller` learns the agent and session of each call;
+/// one made with `new` cannot ask.
+#[tokio::test]
+async fn a_native_tool_with_the_caller_learns_who_calls() {
+    let whoami = NativeTool::new_with_caller(
+        "agent/whoami",
+        "Who is calling.",
+        json!({ "type": "object", "additionalProperties": false }),
+        json!({ "type": "object" }),
+        |_input, caller: Caller| async move { Ok(json!({ "agent": caller.agent, "session": caller.session })) },
+    )
+    .expect("a valid tool");
+    let host = ToolHost::builder().layer(Layer::native("agent")).tool("agent", whoami).build().await.unwrap();
+    let alice = Caller::new("alice").with_session("thread-7");
+    assert_eq!(
+        host.call_as(&alice, "agent/whoami", json!({})).await.unwrap(),
+        json!({ "agent": "alice", "session": "thread-7" })
+    );
+    assert_eq!(host.call("agent/whoami", json!({})).await.unwrap(), json!({ "agent": "local", "session": null }));
+}

@@ -539,3 +539,51 @@ fn readiness_waits_for_the_first_load() {
     HttpSession::wait_until_ready(&server.addr, None, Duration::from_secs(60));
     assert_eq!(ready(), (200, "ready".to_owned()));
 }
+
+/// Two agents on one server keep their own state: the stdlib's task list as shipped is
+/// one list per agent, and a component granted to know its caller learns the agent its
+/// token stands for, never another.
+#[test]
+fn two_agents_over_http_each_keep_their_own_tasks_and_learn_only_their_own_name() {
+    let tools = ToolsDir::new();
+    tools.install("stdlib-task", "task", "task");
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/task/manifest.toml");
+    tools.manifest("task", "task", &std::fs::read_to_string(shipped).unwrap());
+    tools.install("kv", "who", "kv");
+    tools.manifest("who", "kv", "[grants]\ncaller = true\n");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    let text = format!(
+        "[storage]\npath = \"state.sqlite3\"\n\n\
+         [[token]]\nagent = \"alice\"\nsha256 = \"{}\"\n\n[[token]]\nagent = \"bob\"\nsha256 = \"{}\"\n",
+        sha256_hex(PLANNER_TOKEN),
+        sha256_hex(CODER_TOKEN)
+    );
+    std::fs::write(&config, text).unwrap();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+    server.wait_until_ready();
+    let mut alice = server.session(PLANNER_TOKEN);
+    let mut bob = server.session(CODER_TOKEN);
+    let titles = |session: &mut HttpSession| {
+        let listed = session.call("task.list", &json!({}));
+        let tasks =
+            listed["result"]["structuredContent"]["tasks"].as_array().cloned().unwrap_or_else(|| panic!("{listed}"));
+        tasks.iter().map(|task| task["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    let created = alice.call("task.create", &json!({ "title": "alice's errand" }));
+    assert_eq!(created["result"]["structuredContent"]["id"], 1, "{created}");
+    let created = bob.call("task.create", &json!({ "title": "bob's errand" }));
+    assert_eq!(created["result"]["structuredContent"]["id"], 1, "bob's list has its own ids: {created}");
+    assert_eq!(titles(&mut alice), ["alice's errand"]);
+    assert_eq!(titles(&mut bob), ["bob's errand"]);
+    let deleted = bob.call("task.delete", &json!({ "id": 1 }));
+    assert_eq!(deleted["result"]["structuredContent"]["task"]["title"], "bob's errand", "{deleted}");
+    assert_eq!(titles(&mut alice), ["alice's errand"], "bob deleted his own task 1, not alice's");
+
+    let whoami = |session: &mut HttpSession| {
+        let answer = session.call("who.run", &json!({ "ops": [{ "op": "caller" }] }));
+        answer["result"]["structuredContent"]["results"][0]["ok"].clone()
+    };
+    assert_eq!(whoami(&mut alice)["agent"], "alice");
+    assert_eq!(whoami(&mut bob)["agent"], "bob");
+}

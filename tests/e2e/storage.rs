@@ -108,6 +108,7 @@ on_both_databases!(
     concurrent_increments_of_one_key_are_exact_and_never_repeat,
     compare_and_swap_never_loses_an_update,
     components_see_only_their_own_and_shared_buckets,
+    each_agent_sees_its_own_contents_unless_the_bucket_is_for_all_agents,
     quotas_answer_with_the_interfaces_error,
     a_component_written_for_other_hosts_runs_unchanged,
     a_component_written_for_the_first_draft_runs_unchanged_on_the_same_data,
@@ -385,6 +386,59 @@ async fn components_see_only_their_own_and_shared_buckets(store: Store) {
     assert_eq!(get(&second, "app/run", "default", "mine").await, json!("app"));
 }
 
+async fn run_as(host: &ToolHost, agent: &str, ops: Value) -> Vec<Value> {
+    let caller = toolhost::Caller::new(agent);
+    let output =
+        host.call_as(&caller, "app/run", json!({ "ops": ops })).await.unwrap_or_else(|e| panic!("{agent}: {e}"));
+    output["results"].as_array().expect("results").clone()
+}
+
+async fn each_agent_sees_its_own_contents_unless_the_bucket_is_for_all_agents(store: Store) {
+    let manifest = "[grants.storage]\nbuckets = [\"default\", \"board\"]\nshared = [\"team\"]\nall_agents = [\"board\"]\nmax_keys = 2\n";
+    let tools = tools(manifest);
+    let host = host(&tools, &store).await;
+    let write = |value: &str| {
+        json!([
+            { "op": "set", "bucket": "default", "key": "note", "value": value },
+            { "op": "set", "bucket": "team", "key": "note", "value": value },
+            { "op": "set", "bucket": "board", "key": "note", "value": value },
+        ])
+    };
+    let read = json!([
+        { "op": "get", "bucket": "default", "key": "note" },
+        { "op": "get", "bucket": "team", "key": "note" },
+        { "op": "get", "bucket": "board", "key": "note" },
+        { "op": "keys", "bucket": "default" },
+    ]);
+    run_as(&host, "alice", write("alice's")).await;
+    let bob = run_as(&host, "bob", read.clone()).await;
+    assert_eq!(bob[0]["ok"], Value::Null, "bob never sees alice's private bucket: {bob:?}");
+    assert_eq!(bob[1]["ok"], Value::Null, "nor her contents of a bucket shared between components");
+    assert_eq!(bob[2]["ok"], json!("alice's"), "a bucket for all agents is one for every agent");
+    assert_eq!(bob[3]["ok"], json!([]), "nor her keys");
+    run_as(&host, "bob", write("bob's")).await;
+    let alice = run_as(&host, "alice", read.clone()).await;
+    assert_eq!((&alice[0]["ok"], &alice[1]["ok"]), (&json!("alice's"), &json!("alice's")), "bob overwrote nothing");
+    assert_eq!(alice[2]["ok"], json!("bob's"));
+    // An agent id is data: one spelled like another agent's key, or like another kind of
+    // bucket, reaches its own contents only.
+    for forger in ["alice:default", "alice@x", "%61lice", "shared", "app/kv"] {
+        let seen = run_as(&host, forger, read.clone()).await;
+        assert_eq!((&seen[0]["ok"], &seen[1]["ok"]), (&Value::Null, &Value::Null), "{forger}: {seen:?}");
+    }
+    // Quotas count per agent: alice's two keys leave bob room for his own two.
+    run_as(&host, "alice", json!([{ "op": "set", "bucket": "default", "key": "second", "value": 1 }])).await;
+    let third = run_as(&host, "alice", json!([{ "op": "set", "bucket": "default", "key": "third", "value": 1 }])).await;
+    assert!(third[0]["error"].as_str().is_some_and(|e| e.contains("over the limit of 2")), "{third:?}");
+    let bobs = run_as(&host, "bob", json!([{ "op": "set", "bucket": "default", "key": "second", "value": 1 }])).await;
+    assert_eq!(bobs[0], json!({ "ok": null }), "{bobs:?}");
+    // A bucket named for all agents that the manifest does not grant is a load error.
+    let stray = self::tools("[grants.storage]\nbuckets = [\"default\"]\nall_agents = [\"board\"]\n");
+    let refused = self::host(&stray, &store).await;
+    let errors = refused.load_errors();
+    assert!(errors.iter().any(|e| e.to_string().contains("`all_agents` names `board`")), "{errors:?}");
+}
+
 async fn quotas_answer_with_the_interfaces_error(store: Store) {
     let tools = tools(
         "[grants.storage]\nbuckets = [\"default\"]\nmax_keys = 3\nmax_value = \"100 B\"\nmax_bytes = \"1 KiB\"\n",
@@ -656,21 +710,21 @@ async fn the_operator_reads_changes_exports_and_imports(store: Store) {
     };
     let (code, listed, _) = toolhost(&["list"], None);
     assert_eq!(code, Some(0));
-    assert!(listed.contains("app/kv:default\t1 keys\t8 bytes"), "{listed}");
-    assert!(listed.contains("shared:team\t1 keys\t12 bytes"), "{listed}");
-    assert_eq!(toolhost(&["get", "app/kv:default", "note"], None).1, "\"hi\"");
-    let (code, _, error) = toolhost(&["get", "app/kv:default", "absent"], None);
+    assert!(listed.contains("app/kv@local:default\t1 keys\t8 bytes"), "{listed}");
+    assert!(listed.contains("shared@local:team\t1 keys\t12 bytes"), "{listed}");
+    assert_eq!(toolhost(&["get", "app/kv@local:default", "note"], None).1, "\"hi\"");
+    let (code, _, error) = toolhost(&["get", "app/kv@local:default", "absent"], None);
     assert_ne!(code, Some(0));
     assert!(error.contains("no key `absent`"), "{error}");
     let (code, _, error) = toolhost(&["get", "not a bucket", "k"], None);
     assert_ne!(code, Some(0));
     assert!(error.contains("is not a bucket"), "{error}");
-    assert_eq!(toolhost(&["set", "app/kv:default", "note", "\"changed\""], None).0, Some(0));
+    assert_eq!(toolhost(&["set", "app/kv@local:default", "note", "\"changed\""], None).0, Some(0));
     assert_eq!(get(&host, "app/run", "default", "note").await, json!("changed"));
     let (_, export, _) = toolhost(&["export", "app/kv"], None);
     let exported: Value = serde_json::from_str(&export).expect("export is JSON");
-    assert_eq!(exported["buckets"], json!({ "app/kv:default": { "note": { "text": "\"changed\"" } } }));
-    assert_eq!(toolhost(&["delete", "app/kv:default", "note"], None).0, Some(0));
+    assert_eq!(exported["buckets"], json!({ "app/kv@local:default": { "note": { "text": "\"changed\"" } } }));
+    assert_eq!(toolhost(&["delete", "app/kv@local:default", "note"], None).0, Some(0));
     assert_eq!(get(&host, "app/run", "default", "note").await, Value::Null);
     let (code, _, _) = toolhost(&["import", "-"], Some(&export));
     assert_eq!(code, Some(0));
@@ -679,16 +733,27 @@ async fn the_operator_reads_changes_exports_and_imports(store: Store) {
     assert_ne!(code, Some(0));
     assert!(error.contains("not a toolhost storage export"), "{error}");
 
+    // Data kept before buckets were per agent is under the bucket every agent sees
+    // (`app/kv:default`); `storage move` hands it to one agent.
+    assert_eq!(toolhost(&["set", "app/kv:default", "legacy", "\"before\""], None).0, Some(0));
+    assert_eq!(get(&host, "app/run", "default", "legacy").await, Value::Null, "not the agent's own");
+    let (code, _, said) = toolhost(&["move", "app/kv:default", "app/kv@local:default"], None);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("app/kv:default -> app/kv@local:default: 1 keys"), "{said}");
+    assert_eq!(get(&host, "app/run", "default", "legacy").await, json!("before"));
+    assert_eq!(get(&host, "app/run", "default", "note").await, json!("changed"), "its own keys stay");
+    assert_eq!(toolhost(&["keys", "app/kv:default"], None).1, "", "moved, not copied");
+
     // A value is data: piped, its bytes as stored; on a terminal (a pty by `script`),
     // its control characters escaped, so it cannot write the clipboard (OSC 52).
     let evil = "\u{1b}]52;c;aGVsbG8=\u{7}\u{1b}[2Jtext";
-    assert_eq!(toolhost(&["set", "app/kv:default", "evil", evil], None).0, Some(0));
-    assert_eq!(toolhost(&["get", "app/kv:default", "evil"], None).1, evil, "a pipe gets the bytes");
+    assert_eq!(toolhost(&["set", "app/kv@local:default", "evil", evil], None).0, Some(0));
+    assert_eq!(toolhost(&["get", "app/kv@local:default", "evil"], None).1, evil, "a pipe gets the bytes");
     let quote = |arg: &str| format!("'{}'", arg.replace('\'', "'\\''"));
     let line = [toolhost_bin().display().to_string(), "--config".into(), config.display().to_string()]
         .iter()
         .map(|arg| quote(arg))
-        .chain(["storage", "get", "app/kv:default", "evil"].map(quote))
+        .chain(["storage", "get", "app/kv@local:default", "evil"].map(quote))
         .collect::<Vec<_>>()
         .join(" ");
     let on_terminal = Command::new("script").args(["-qec", &line, "/dev/null"]).output().expect("script");
@@ -734,4 +799,33 @@ fn a_killed_server_loses_no_answered_call() {
             assert!(keys.contains(key), "answered write {key} lost; {} keys survive", keys.len());
         }
     });
+}
+
+/// `host.caller` answers only a component granted `[grants] caller = true`: the agent
+/// and session of the call; `inspect` shows the grant.
+#[tokio::test]
+async fn the_caller_reaches_a_component_only_as_a_grant() {
+    let tools = ToolsDir::new();
+    tools.install("kv", "told", "kv");
+    tools.manifest("told", "kv", "[grants]\ncaller = true\n");
+    tools.install("kv", "untold", "kv");
+    let host = ToolHost::builder().root(tools.path()).build().await.expect("host builds");
+    let alice = toolhost::Caller::new("alice").with_session("thread-7");
+    let caller_of = |tool: &'static str| {
+        let host = &host;
+        let alice = &alice;
+        async move {
+            let output = host.call_as(alice, tool, json!({ "ops": [{ "op": "caller" }] })).await.expect(tool);
+            output["results"][0]["ok"].clone()
+        }
+    };
+    assert_eq!(caller_of("told/run").await, json!({ "agent": "alice", "session": "thread-7" }));
+    assert_eq!(caller_of("untold/run").await, Value::Null, "deny by default");
+    let inspected = Command::new(toolhost_bin())
+        .arg("inspect")
+        .arg(tools.path().join("told/kv.wasm"))
+        .output()
+        .expect("toolhost inspect");
+    let shown: Value = serde_json::from_slice(&inspected.stdout).expect("inspect prints JSON");
+    assert_eq!(shown["capabilities"]["caller"], json!({ "imported": true, "granted": true }), "{shown}");
 }

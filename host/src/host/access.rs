@@ -14,7 +14,7 @@ use super::ToolHost;
 use crate::definitions::{self, ExportFormat};
 use crate::error::CallError;
 use crate::names::NameForm;
-use crate::policy::{Caller, Permit, Policy, SessionTools};
+use crate::policy::{Caller, Explanation, Permit, Policy, SessionTools};
 use crate::registry::{Snapshot, ToolEntry};
 use crate::tool::ToolDescription;
 use crate::tool::ToolFilter;
@@ -117,6 +117,33 @@ impl ToolHost {
         }
         self.policy.load().check(caller, full_name, &crate::tool::ToolPolicy::default()).is_ok()
             && self.sessions.check(caller.session.as_deref(), full_name).is_ok()
+    }
+
+    /// For the operator: how the policy (and the session's tool set) decides `caller`'s
+    /// access to the tool `name` means, or to every served tool, hidden ones too.
+    pub fn explain(&self, caller: &Caller, name: Option<&str>) -> Result<Vec<(String, Explanation)>, CallError> {
+        let snapshot = self.snapshot.load();
+        let entries: Vec<&ToolEntry> = match name {
+            Some(name) => match snapshot.find(name) {
+                Some((entry, _)) => vec![entry],
+                None => {
+                    let suggestions = snapshot.close_matches_among(name, |_| true);
+                    return Err(CallError::NotFound { name: name.to_owned(), suggestions });
+                }
+            },
+            None => snapshot.tools.values().collect(),
+        };
+        let policy = self.policy.load();
+        let explain = |entry: &ToolEntry| {
+            let mut explained = policy.explain(caller, &entry.full_name, &entry.def().policy);
+            if let (Ok(_), Err(reason)) =
+                (&explained.verdict, self.sessions.check(caller.session.as_deref(), &entry.full_name))
+            {
+                explained.verdict = Err(reason);
+            }
+            (entry.full_name.clone(), explained)
+        };
+        Ok(entries.into_iter().map(explain).collect())
     }
 
     /// Whether `caller` may call `entry`, and on which terms; the error is the

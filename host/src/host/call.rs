@@ -143,6 +143,7 @@ impl ToolHost {
             components: &self.loaders.components,
             resolver: &self.resolver,
             storage: &self.storage,
+            caller,
             progress: options.progress.as_ref(),
             input_bytes,
         };

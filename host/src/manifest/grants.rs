@@ -24,6 +24,8 @@ pub(super) struct RawGrants {
     #[serde(default)]
     config: BTreeMap<String, Spanned<ConfigValue>>,
     storage: Option<Spanned<RawStorage>>,
+    #[serde(default)]
+    caller: bool,
 }
 
 /// `[grants] storage`: a list of private buckets, or the whole table.
@@ -41,6 +43,8 @@ struct RawStorageTable {
     buckets: Vec<String>,
     #[serde(default)]
     shared: Vec<String>,
+    #[serde(default)]
+    all_agents: Vec<String>,
     max_bytes: Option<String>,
     max_keys: Option<u64>,
     max_value: Option<String>,
@@ -73,6 +77,7 @@ pub(super) fn grants(path: &Path, base: &Path, raw: RawGrants) -> Result<Grants,
         env: env_grants(path, raw.env)?,
         config: config_grants(path, base, raw.config)?,
         storage: storage_grant(path, raw.storage)?,
+        caller: raw.caller,
     })
 }
 
@@ -177,6 +182,13 @@ fn storage_grant(path: &Path, raw: Option<Spanned<RawStorage>>) -> Result<Storag
     if let Some(twice) = table.buckets.iter().find(|name| table.shared.contains(name)) {
         return Err(at(format!("bucket `{twice}` is granted both as private and as shared")));
     }
+    if let Some(stray) =
+        table.all_agents.iter().find(|name| !table.buckets.contains(name) && !table.shared.contains(name))
+    {
+        return Err(at(format!(
+            "`all_agents` names `{stray}`, which is in neither `buckets` nor `shared`: grant the bucket there too"
+        )));
+    }
     let mut quota = Quota::default();
     if let Some(size) = &table.max_bytes {
         quota.max_bytes = parse_size(size).map_err(|e| at(format!("`max_bytes`: {e}")))?;
@@ -187,7 +199,13 @@ fn storage_grant(path: &Path, raw: Option<Spanned<RawStorage>>) -> Result<Storag
     if let Some(size) = &table.max_value {
         quota.max_value = parse_size(size).map_err(|e| at(format!("`max_value`: {e}")))?;
     }
-    Ok(StorageGrant { owner: format!("{namespace}/{file}"), buckets: table.buckets, shared: table.shared, quota })
+    Ok(StorageGrant {
+        owner: format!("{namespace}/{file}"),
+        buckets: table.buckets,
+        shared: table.shared,
+        all_agents: table.all_agents,
+        quota,
+    })
 }
 
 fn file_grant(base: &Path, raw: RawFileGrant) -> Result<FileGrant, String> {

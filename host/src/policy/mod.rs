@@ -115,6 +115,16 @@ pub struct Permit {
     pub approval: Option<String>,
 }
 
+/// How the policy decided one caller's access to one tool: the rule that decided (none
+/// when the policy has no rules, or none covers the caller) and what it decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// The deciding rule's place in the policy (from 0), and the rule.
+    pub rule: Option<(usize, PolicyRule)>,
+    /// The permit, or why the tool is refused.
+    pub verdict: Result<Permit, String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 /// Which callers may call which tools: rules, the first matching one deciding.
 pub struct Policy {
@@ -140,15 +150,39 @@ impl Policy {
     /// Whether `caller` may call the tool `full_name`, whose operator policy is `tool`;
     /// the error is the reason, for the operator's eyes (the caller is told nothing).
     pub fn check(&self, caller: &Caller, full_name: &str, tool: &ToolPolicy) -> Result<Permit, String> {
+        self.explain(caller, full_name, tool).verdict
+    }
+
+    /// [`Policy::check`], with the rule that decided.
+    pub fn explain(&self, caller: &Caller, full_name: &str, tool: &ToolPolicy) -> Explanation {
         let tool_approval = tool.requires_approval.then(|| "the tool requires approval".to_owned());
         if self.rules.is_empty() {
-            return Ok(Permit { approval: tool_approval });
+            return Explanation { rule: None, verdict: Ok(Permit { approval: tool_approval }) };
         }
-        let Some(rule) = self.rules.iter().find(|rule| rule.covers(caller)) else {
-            return Err(format!("no policy rule covers {caller}"));
+        let Some((index, rule)) = self.rules.iter().enumerate().find(|(_, rule)| rule.covers(caller)) else {
+            let reason = format!(
+                "no policy rule covers {caller}: once any rule exists, an agent no rule covers may call nothing"
+            );
+            return Explanation { rule: None, verdict: Err(reason) };
         };
+        let verdict = rule.decide(full_name, tool).map(|approval| Permit { approval: tool_approval.or(approval) });
+        Explanation { rule: Some((index, rule.clone())), verdict }
+    }
+}
+
+impl PolicyRule {
+    /// What this rule, covering the caller, decides of `full_name`: refused (why), or
+    /// permitted (and why approval is needed, when it is).
+    fn decide(&self, full_name: &str, tool: &ToolPolicy) -> Result<Option<String>, String> {
+        let rule = self;
         if let Some(pattern) = rule.deny.iter().find(|pattern| glob_match(pattern, full_name)) {
             return Err(format!("denied by the policy rule for `{}` (deny `{pattern}`)", rule.agent));
+        }
+        if rule.allow.is_empty() {
+            return Err(format!(
+                "the policy rule for `{}` has no `allow`, so it allows nothing (`deny` only takes away from `allow`)",
+                rule.agent
+            ));
         }
         if !rule.allow.iter().any(|pattern| glob_match(pattern, full_name)) {
             return Err(format!("not in the allow list of the policy rule for `{}`", rule.agent));
@@ -159,13 +193,12 @@ impl Policy {
                 tool.risk, rule.agent
             ));
         }
-        let approval = match rule.approve_above {
+        Ok(match rule.approve_above {
             Some(level) if tool.risk > level => {
                 Some(format!("its risk `{}` is above `{level}`, which the policy approves calls above", tool.risk))
             }
             _ => None,
-        };
-        Ok(Permit { approval: tool_approval.or(approval) })
+        })
     }
 }
 
@@ -228,6 +261,30 @@ mod tests {
                 .contains("no policy rule")
         );
         assert!(Policy::allow_all().check(&Caller::new("x"), "fs/write", &any).is_ok());
+    }
+
+    #[test]
+    fn the_rules_users_trip_on_say_what_they_do() {
+        let any = ToolPolicy::default();
+        // Once any rule exists, an agent no rule covers may call nothing.
+        let planner_only = Policy::new(vec![PolicyRule::for_agent("planner").allow(["*"])]);
+        let outsider = planner_only.explain(&Caller::new("ci"), "math/add", &any);
+        assert_eq!(outsider.rule, None);
+        assert!(outsider.verdict.unwrap_err().contains("an agent no rule covers may call nothing"));
+        // A rule with only `deny` allows nothing, not everything else.
+        let deny_only = Policy::new(vec![PolicyRule::for_agent("*").deny(["fs/*"])]);
+        let explained = deny_only.explain(&Caller::new("a"), "math/add", &any);
+        assert_eq!(explained.rule.map(|(index, _)| index), Some(0));
+        assert!(explained.verdict.unwrap_err().contains("allows nothing"));
+        // `*` covers every agent, the CLI's `local` too; the first covering rule decides.
+        let star = Policy::new(vec![
+            PolicyRule::for_agent("*").allow(["text/*"]),
+            PolicyRule::for_agent("planner").allow(["*"]),
+        ]);
+        assert!(star.check(&Caller::local(), "text/slugify", &any).is_ok());
+        let shadowed = star.explain(&Caller::new("planner"), "math/add", &any);
+        assert_eq!(shadowed.rule.map(|(index, rule)| (index, rule.agent)), Some((0, "*".to_owned())));
+        assert!(shadowed.verdict.is_err(), "the later, more specific rule is never reached");
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct Grants {
     pub network: Arc<[HostPattern]>,
     /// Buckets of `wasi:keyvalue`, and the component's quota.
     pub storage: StorageGrant,
+    /// Whether `host.caller` tells the guest who is calling (agent and session).
+    pub caller: bool,
 }
 
 /// A host directory a guest sees. Serializes as `{"guest", "host", "mode": "ro"|"rw"}`.
@@ -96,6 +98,7 @@ impl std::fmt::Debug for Grants {
             .field("config", &self.config.keys().collect::<Vec<_>>())
             .field("network", &self.network.iter().map(ToString::to_string).collect::<Vec<_>>())
             .field("storage", &self.storage)
+            .field("caller", &self.caller)
             .finish()
     }
 }
@@ -112,8 +115,11 @@ pub struct Capabilities {
     pub environment: Capability<Vec<String>>,
     /// `toolhost:tool/host.config` and `wasi:config/store`: the granted keys.
     pub config: Capability<Vec<String>>,
-    /// `wasi:keyvalue`: the granted buckets (`shared:` before a shared one).
+    /// `wasi:keyvalue`: the granted buckets (`shared:` before a shared one, ` (all
+    /// agents)` after one whose contents every agent sees alike).
     pub storage: Capability<Vec<String>>,
+    /// `toolhost:tool/host.caller`: whether the guest may learn who is calling.
+    pub caller: Capability<bool>,
     /// `wasi:sockets`: never granted.
     pub sockets: Capability<&'static str>,
 }
@@ -145,20 +151,25 @@ impl Capabilities {
                 imported: imported("toolhost:tool/host") || imported("wasi:config/store"),
                 granted: grants.config_keys().map(str::to_owned).collect(),
             },
-            storage: Capability {
-                imported: imported("wasi:keyvalue/"),
-                granted: grants
-                    .storage
-                    .buckets
-                    .iter()
-                    .cloned()
-                    .chain(grants.storage.shared.iter().map(|name| format!("shared:{name}")))
-                    .collect(),
-            },
+            storage: Capability { imported: imported("wasi:keyvalue/"), granted: granted_buckets(&grants.storage) },
+            caller: Capability { imported: imported("toolhost:tool/host"), granted: grants.caller },
             sockets: Capability {
                 imported: imported("wasi:sockets/"),
                 granted: "never: raw sockets are not granted in this version",
             },
         }
     }
+}
+
+/// The buckets a storage grant names, as [`Capabilities::storage`] shows them.
+fn granted_buckets(grant: &StorageGrant) -> Vec<String> {
+    let private = grant.buckets.iter().map(|name| (name.clone(), name));
+    let shared = grant.shared.iter().map(|name| (format!("shared:{name}"), name));
+    private
+        .chain(shared)
+        .map(|(shown, name)| match grant.all_agents.contains(name) {
+            true => format!("{shown} (all agents)"),
+            false => shown,
+        })
+        .collect()
 }

@@ -17,7 +17,6 @@ mod state;
 mod store;
 
 pub use grants::{Capabilities, Capability, FileGrant, Grants};
-pub(crate) use keyvalue::quotas;
 pub use limits::TABLE_ELEMENTS_LIMIT;
 pub use outbound::{DeniedRequest, HostPattern, Resolve, SystemResolver};
 pub(crate) use outbound::{checked_address, send_pinned};

@@ -10,8 +10,9 @@ use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::contract::{self, LogLevel, Plugin};
+use crate::contract::{self, CallerInfo, LogLevel, Plugin};
 use crate::error::BuildError;
+use crate::policy::Caller;
 use crate::progress::ProgressReports;
 use crate::sandbox::config;
 use crate::sandbox::grants::Grants;
@@ -35,6 +36,8 @@ pub(crate) struct SandboxState {
     pub(super) progress: ProgressReports,
     /// The buckets it may open, and its writes until they commit.
     pub(super) storage: CallStorage,
+    /// Who is calling, when the component is granted to know (`host.caller`).
+    pub(super) caller: Option<Caller>,
 }
 
 impl WasiView for SandboxState {
@@ -64,6 +67,11 @@ impl contract::toolhost::tool::host::Host for SandboxState {
 
     fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
         self.progress.report(done, total, message);
+    }
+
+    fn caller(&mut self) -> Option<CallerInfo> {
+        let caller = self.caller.as_ref()?;
+        Some(CallerInfo { agent: caller.agent.clone(), session: caller.session.clone() })
     }
 }
 

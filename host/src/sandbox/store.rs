@@ -13,6 +13,7 @@ use wasmtime_wasi_http::WasiHttpCtx;
 
 use crate::contract::{GuestToolError, GuestToolInfo, PluginPre};
 use crate::error::CallError;
+use crate::policy::Caller;
 use crate::progress::{ProgressHook, ProgressReports};
 use crate::sandbox::grants::Grants;
 use crate::sandbox::keyvalue::CallStorage;
@@ -30,10 +31,12 @@ use crate::tool::Limits;
 const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
 
 /// What the host lends a call beyond its grants: name resolution for its outgoing
-/// requests, and the store behind its buckets (none while a component loads).
+/// requests, the store behind its buckets and who is calling (neither while a component
+/// loads).
 pub(crate) struct Services {
     pub resolver: Arc<dyn Resolve>,
     pub storage: Option<Arc<Storage>>,
+    pub caller: Option<Caller>,
 }
 
 /// The outcome of one sandboxed run, with what it consumed.
@@ -183,14 +186,16 @@ fn new_store(
     progress: ProgressReports,
     services: Services,
 ) -> Result<Store<SandboxState>, String> {
+    let agent = services.caller.as_ref().map_or("", |caller| caller.agent.as_str());
     let state = SandboxState {
         wasi: grants.wasi_context(output, limits.memory)?,
         http: WasiHttpCtx::new(),
         outbound: OutboundHttp::new(grants.network.clone(), services.resolver),
-        storage: CallStorage::new(services.storage, &grants.storage, limits.timeout),
+        storage: CallStorage::new(services.storage, &grants.storage, agent, limits.timeout),
         table: ResourceTable::new(),
         limiter: CallLimiter::new(limits.memory),
         output: output.clone(),
+        caller: services.caller.clone().filter(|_| grants.caller),
         grants,
         label,
         progress,

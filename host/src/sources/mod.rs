@@ -28,6 +28,7 @@ pub use upstream::{
 pub(crate) use upstream::{Publication, Supervisors, section};
 
 use crate::error::CallError;
+use crate::policy::Caller;
 use crate::progress::ProgressHook;
 use crate::sandbox::{CapturedOutput, DeniedRequest, Resolve};
 use crate::storage::Storage;
@@ -97,6 +98,8 @@ pub(crate) struct RunContext<'a> {
     pub resolver: &'a Arc<dyn Resolve>,
     /// The buckets of `wasi:keyvalue`.
     pub storage: &'a Arc<Storage>,
+    /// Who is calling: the buckets it sees, and what a tool granted to know it learns.
+    pub caller: &'a Caller,
     /// Where the tool's progress reports go.
     pub progress: Option<&'a ProgressHook>,
     /// Bytes of the input handed to the tool, set before the tool runs: a call dropped
@@ -120,7 +123,7 @@ impl ToolSource {
             ToolSource::Component { component, index } => {
                 context.components.run(component, *index, (full_name, &input), context).await
             }
-            ToolSource::Native(tool) => tool.run(full_name, input).await,
+            ToolSource::Native(tool) => tool.run(full_name, input, context.caller).await,
             ToolSource::Http(tool) => tool.run(full_name, &input, context.resolver.as_ref()).await,
             ToolSource::Upstream(tool) => tool.run(full_name, input).await,
         }

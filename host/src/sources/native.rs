@@ -36,10 +36,11 @@ use crate::error::{CallError, NativeToolError};
 use crate::error::{ToolDefError, ToolProblem};
 use crate::manifest::check_timeout;
 use crate::names;
+use crate::policy::Caller;
 use crate::sources::{Produced, Ran};
 use crate::tool::{Ceilings, DeclaredOutput, Limits, Risk, ToolDef, ToolError, ToolHints};
 
-type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+type Handler = Arc<dyn Fn(Value, Caller) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 
 /// A tool implemented by an async Rust function. Cheap to clone.
 #[derive(Clone)]
@@ -75,6 +76,34 @@ impl NativeTool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
+        let handler: Handler = Arc::new(move |input, _caller| Box::pin(handler(input)));
+        NativeTool::build(name, description, (input_schema, output_schema), handler)
+    }
+
+    /// Like [`NativeTool::new`], for a function that also learns who is calling: the
+    /// agent and the session it acts in (a native tool runs with the host's trust, so
+    /// this needs no grant).
+    pub fn new_with_caller<F, Fut>(
+        name: &str,
+        description: &str,
+        input_schema: Value,
+        output_schema: Value,
+        handler: F,
+    ) -> Result<NativeTool, NativeToolError>
+    where
+        F: Fn(Value, Caller) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |input, caller| Box::pin(handler(input, caller)));
+        NativeTool::build(name, description, (input_schema, output_schema), handler)
+    }
+
+    fn build(
+        name: &str,
+        description: &str,
+        (input_schema, output_schema): (Value, Value),
+        handler: Handler,
+    ) -> Result<NativeTool, NativeToolError> {
         let bad_name = |problem: String| ToolDefError::of(name, ToolProblem::Name(problem));
         let (namespace, tool) =
             names::split(name).ok_or_else(|| bad_name("a native tool's name is `namespace/tool`".into()))?;
@@ -86,7 +115,6 @@ impl NativeTool {
                 ToolDefError::Tool { problem, .. } => ToolDefError::of(name, problem),
                 other => other,
             })?;
-        let handler: Handler = Arc::new(move |input| Box::pin(handler(input)));
         Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
     }
 
@@ -167,10 +195,10 @@ impl NativeTool {
 
     /// Runs a call under the tool's time limit. A panic in it is the host's failure to
     /// run the call, never the host's end.
-    pub(crate) async fn run(&self, full_name: &str, input: Value) -> Ran {
+    pub(crate) async fn run(&self, full_name: &str, input: Value, caller: &Caller) -> Ran {
         use futures::FutureExt;
         let limit = self.def.limits.timeout;
-        let call = std::panic::AssertUnwindSafe((self.handler)(input)).catch_unwind();
+        let call = std::panic::AssertUnwindSafe((self.handler)(input, caller.clone())).catch_unwind();
         let tool = full_name.to_owned();
         let produced = match tokio::time::timeout(limit, call).await {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),

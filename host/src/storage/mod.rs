@@ -12,10 +12,12 @@
 //!
 //! Who may open what is decided by a component's manifest ([`StorageGrant`]): buckets are
 //! private to the component's identity (`namespace/file`), except those the operator names
-//! as shared, and quotas bound what one component may keep.
+//! as shared, and quotas bound what one component may keep. Every bucket holds one set of
+//! contents per calling agent, except those the operator names as seen by all agents.
 
 mod atomics;
 mod backend;
+mod bucket;
 mod claims;
 mod operations;
 mod redis_store;
@@ -26,6 +28,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) use backend::Backend;
+pub use bucket::{BucketId, is_bucket_name};
 pub use operations::{BucketSummary, CommitError, Usage, Write};
 pub(crate) use transaction::{KvError, Transaction};
 
@@ -108,68 +111,38 @@ pub struct StorageGrant {
     pub buckets: Vec<String>,
     /// Buckets shared with every component whose manifest names them too.
     pub shared: Vec<String>,
-    /// What the component may keep.
+    /// Buckets (of `buckets` or `shared`) whose contents every agent sees alike; each
+    /// other bucket holds one set of contents per calling agent.
+    pub all_agents: Vec<String>,
+    /// What the component may keep (per agent, in the buckets each agent has its own
+    /// contents of).
     pub quota: Quota,
 }
 
 impl StorageGrant {
-    /// The bucket a guest's `open(name)` reaches, if granted.
-    pub(crate) fn bucket(&self, name: &str) -> Option<BucketId> {
+    /// The bucket a guest's `open(name)` reaches in a call by `agent`, if granted.
+    pub(crate) fn bucket(&self, name: &str, agent: &str) -> Option<BucketId> {
+        let scope = if self.all_agents.iter().any(|b| b == name) { None } else { Some(agent) };
         if self.buckets.iter().any(|b| b == name) {
-            Some(BucketId::private(&self.owner, name))
+            Some(BucketId::private(&self.owner, scope, name))
         } else if self.shared.iter().any(|b| b == name) {
-            Some(BucketId::shared(name))
+            Some(BucketId::shared(scope, name))
         } else {
             None
         }
     }
-}
 
-/// A bucket as the database knows it: `namespace/file:name` for a private bucket,
-/// `shared:name` for a shared one. A component identity always holds a `/`, so the two
-/// never collide.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BucketId {
-    /// Whose quota its contents count against: the component identity, or `shared:name`.
-    pub owner: String,
-    /// The stored name.
-    pub id: String,
-}
-
-impl BucketId {
-    /// A component's private bucket.
-    pub fn private(owner: &str, name: &str) -> BucketId {
-        BucketId { owner: owner.to_owned(), id: format!("{owner}:{name}") }
-    }
-
-    /// A shared bucket.
-    pub fn shared(name: &str) -> BucketId {
-        let id = format!("shared:{name}");
-        BucketId { owner: id.clone(), id }
-    }
-
-    /// The bucket a stored id names.
-    pub fn parse(id: &str) -> Option<BucketId> {
-        let (owner, name) = id.rsplit_once(':')?;
-        if !is_bucket_name(name) {
-            return None;
+    /// The owners a call by `agent` may write to, each with the quota a commit applies.
+    pub(crate) fn quotas(&self, agent: &str) -> Vec<(String, Quota)> {
+        let mut quotas: Vec<(String, Quota)> = Vec::new();
+        for name in self.buckets.iter().chain(&self.shared) {
+            let Some(bucket) = self.bucket(name, agent) else { continue };
+            if !quotas.iter().any(|(owner, _)| *owner == bucket.owner) {
+                quotas.push((bucket.owner, self.quota));
+            }
         }
-        if owner == "shared" {
-            Some(BucketId::shared(name))
-        } else if crate::names::validate_namespace(owner.split('/').next()?).is_ok() && owner.contains('/') {
-            Some(BucketId::private(owner, name))
-        } else {
-            None
-        }
+        quotas
     }
-}
-
-/// A bucket name: `[a-z0-9]` then up to 63 of `[a-z0-9_.-]`.
-pub fn is_bucket_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && name.len() <= 64
-        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 /// The host's store: opened on first use, so that a host whose components never use

@@ -88,6 +88,20 @@ impl ToolHints {
     pub fn is_empty(&self) -> bool {
         *self == ToolHints::default()
     }
+
+    /// The risk these hints speak of, for a tool whose risk no one set (an upstream
+    /// server's tool): `low` for a tool that changes nothing, `high` for one that may
+    /// destroy, `medium` for one that changes without destroying and for one that says
+    /// nothing. MCP's default for an unset `destructiveHint` is `true`, but a server that
+    /// sets no hint at all gets `medium`, like every tool that states no risk.
+    pub fn implied_risk(&self) -> Risk {
+        match (self.read_only, self.destructive) {
+            (Some(true), _) => Risk::Low,
+            (_, Some(true)) => Risk::High,
+            (Some(false), None) => Risk::High,
+            _ => Risk::Medium,
+        }
+    }
 }
 
 /// The operator's decisions about one tool.
@@ -163,6 +177,16 @@ mod tests {
         let low = ToolFilter { max_risk: Some(Risk::Low), ..ToolFilter::default() };
         assert!(low.keeps(&reader) && !low.keeps(&unset));
         assert!(ToolFilter::default().keeps(&unset));
+    }
+
+    #[test]
+    fn hints_imply_a_risk() {
+        let hints = |read_only, destructive| ToolHints { read_only, destructive, ..ToolHints::default() };
+        assert_eq!(hints(Some(true), Some(true)).implied_risk(), Risk::Low, "read-only wins");
+        assert_eq!(hints(None, Some(true)).implied_risk(), Risk::High);
+        assert_eq!(hints(Some(false), None).implied_risk(), Risk::High, "MCP: an unset destructiveHint is true");
+        assert_eq!(hints(Some(false), Some(false)).implied_risk(), Risk::Medium);
+        assert_eq!(hints(None, None).implied_risk(), Risk::Medium);
     }
 
     #[test]

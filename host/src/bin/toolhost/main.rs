@@ -69,19 +69,15 @@ enum Command {
     /// Call a tool with JSON input and print its JSON output. Accepts full names
     /// (`math/add`), exported names (`math__add`, `math.add`) and stdlib bare names.
     Call(call::Args),
-    /// Serve the tools the agent may call as an MCP server: over stdio (stdout carries
-    /// only protocol messages), or Streamable HTTP at http://ADDR/mcp with --http.
-    /// Component files are watched; clients get notifications/tools/list_changed.
+    /// Serve the tools the agent may call over MCP: stdio (stdout only protocol), or
+    /// Streamable HTTP at http://ADDR/mcp with --http; tools/list_changed on reloads.
     Serve(serve::Args),
-    /// Compile every component of the layers (or of DIR) with the optimizing compiler
-    /// into INTO, for replicas that read it as their `[cache] precompiled` (it may be
-    /// mounted read-only). The code is for this host's engine configuration (this
-    /// toolhost's version and the configuration's [engine] settings); prints the engine
-    /// key and each component.
+    /// Compile every component of the layers (or of DIR) optimized into INTO, for
+    /// replicas that read it (maybe read-only) as `[cache] precompiled`: code for this
+    /// toolhost and its [engine] settings. Prints the engine key and each component.
     Compile(compile::Args),
-    /// Fetch the components toolhost.toml names by OCI reference (`[layer.oci.NS]`),
-    /// check their digests, write them into their layers' roots and pin them in
-    /// toolhost.lock. Components in the lock are fetched by their pinned digest.
+    /// Fetch the components toolhost.toml names by OCI reference (`[layer.oci.NS]`) into
+    /// their layers, by the digests pinned in toolhost.lock, else pinning them there.
     Pull(oci::PullArgs),
     /// Publish a component to an OCI registry (`oci://registry/repository:tag`) in the
     /// CNCF Wasm OCI layout; prints the manifest's and the component's digests.
@@ -90,13 +86,15 @@ enum Command {
     /// `[[token]]` entry for toolhost.toml (its SHA-256, no secret) on stderr.
     #[command(subcommand)]
     Token(token::Args),
-    /// Read and change the data components keep (`wasi:keyvalue` buckets), and back it
-    /// up as JSON.
+    /// Read, change, move and back up the data components keep (`wasi:keyvalue` buckets).
     #[command(subcommand)]
     Storage(storage::StorageCommand),
     /// Print where the host keeps things by default: the compile cache, the data
     /// directory, the stdlib layer and the storage.
     Paths,
+    /// Say which `[[policy]]` rule decides what an agent may call, and why.
+    #[command(subcommand)]
+    Policy(commands::policy::PolicyCommand),
     /// Create a tool project: one example tool (`NAME/greet`), its build command and a
     /// README on building, installing and calling it.
     New(new::Args),
@@ -132,6 +130,7 @@ fn main() -> ExitCode {
             Command::ImportPolicy(args) => import_policy::run(args),
             Command::Storage(command) => storage::run(&options, command).await,
             Command::Paths => commands::paths::run(&options),
+            Command::Policy(command) => commands::policy::run(&options, command).await,
             Command::New(args) => new::run(args),
         }
     });

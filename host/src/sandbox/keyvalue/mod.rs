@@ -12,7 +12,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 
 use crate::error::BuildError;
-use crate::storage::{BucketId, KvError, Quota, Storage, StorageGrant, Transaction};
+use crate::storage::{BucketId, KvError, Storage, StorageGrant, Transaction};
 
 wasmtime::component::bindgen!({
     path: "../wit/deps/keyvalue",
@@ -46,6 +46,8 @@ pub(crate) struct CallStorage {
     /// `wasi:keyvalue` makes and reads them).
     table: ResourceTable,
     grant: StorageGrant,
+    /// The calling agent: every bucket not seen by all agents holds its own contents.
+    agent: String,
     time_limit: Duration,
     transaction: Option<Transaction>,
     /// The keys 0.2.0-draft's numeric list-keys cursors stand for, by number.
@@ -53,11 +55,12 @@ pub(crate) struct CallStorage {
 }
 
 impl CallStorage {
-    pub fn new(storage: Option<Arc<Storage>>, grant: &StorageGrant, time_limit: Duration) -> CallStorage {
+    pub fn new(storage: Option<Arc<Storage>>, grant: &StorageGrant, agent: &str, time_limit: Duration) -> CallStorage {
         CallStorage {
             storage,
             table: ResourceTable::new(),
             grant: grant.clone(),
+            agent: agent.to_owned(),
             time_limit,
             transaction: None,
             draft_cursors: Vec::new(),
@@ -89,13 +92,6 @@ impl CallStorage {
     fn transaction(&mut self) -> Result<&mut Transaction, KvError> {
         self.transaction.as_mut().ok_or_else(|| KvError("no bucket is open".into()))
     }
-}
-
-/// The quotas a commit of `grant`'s component applies, per owner it may write to.
-pub(crate) fn quotas(grant: &StorageGrant) -> Vec<(String, Quota)> {
-    let mut quotas = vec![(grant.owner.clone(), grant.quota)];
-    quotas.extend(grant.shared.iter().map(|name| (BucketId::shared(name).owner, grant.quota)));
-    quotas
 }
 
 /// Links both drafts of `wasi:keyvalue`, answered by the [`CallStorage`] each store's
@@ -136,7 +132,7 @@ impl CallStorage {
 
 impl store::Host for CallStorage {
     async fn open(&mut self, identifier: String) -> Answer<Resource<KvBucket>> {
-        let Some(id) = self.grant.bucket(&identifier) else {
+        let Some(id) = self.grant.bucket(&identifier, &self.agent) else {
             return Ok(Err(store::Error::AccessDenied));
         };
         if self.transaction.is_none() {
@@ -254,7 +250,7 @@ mod tests {
 
     #[test]
     fn a_draft_cursor_is_numbered_once_per_key_and_bounded() {
-        let mut call = CallStorage::new(None, &StorageGrant::default(), Duration::from_secs(1));
+        let mut call = CallStorage::new(None, &StorageGrant::default(), "local", Duration::from_secs(1));
         assert_eq!(call.draft_cursor("/a".into()), Some(0));
         assert_eq!(call.draft_cursor("/b".into()), Some(1));
         assert_eq!(call.draft_cursor("/a".into()), Some(0), "listing again from the start adds nothing");

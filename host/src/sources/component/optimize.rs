@@ -244,8 +244,15 @@ mod tests {
     async fn spin(components: &Components, component: &Arc<LoadedComponent>, storage: &Arc<Storage>) -> Value {
         let resolver: Arc<dyn crate::sandbox::Resolve> = Arc::new(SystemResolver);
         let input_bytes = std::sync::atomic::AtomicU64::new(0);
-        let context =
-            RunContext { components, resolver: &resolver, storage, progress: None, input_bytes: &input_bytes };
+        let caller = crate::policy::Caller::local();
+        let context = RunContext {
+            components,
+            resolver: &resolver,
+            storage,
+            caller: &caller,
+            progress: None,
+            input_bytes: &input_bytes,
+        };
         let ran = components.run(component, 0, ("slow/spin", &json!({})), &context).await;
         match ran.produced {
             Ok(Produced::Value(value)) => value,

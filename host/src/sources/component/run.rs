@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::code::CodeKind;
 use super::{Components, LoadedComponent};
 use crate::error::CallError;
-use crate::sandbox::{self, CapturedOutput, Run, Sandbox, Services};
+use crate::sandbox::{CapturedOutput, Run, Sandbox, Services};
 use crate::sources::{Produced, Ran, RunContext};
 use crate::storage::{CommitError, Transaction};
 use crate::text::Escaped;
@@ -18,13 +18,19 @@ use crate::tool::ToolError;
 pub(crate) struct Writes {
     transaction: Transaction,
     component: Arc<LoadedComponent>,
+    /// The calling agent, whose quotas the writes count against.
+    agent: String,
 }
 
 impl Writes {
+    fn new(transaction: Transaction, component: &Arc<LoadedComponent>, context: &RunContext<'_>) -> Writes {
+        Writes { transaction, component: component.clone(), agent: context.caller.agent.clone() }
+    }
+
     /// Commits the writes, all together, before the answer goes out: an answered call is
     /// never lost. A quota or a lease refusing them is the tool's failure.
     pub async fn commit(self, tool: &str) -> Result<(), CallError> {
-        let quotas = sandbox::quotas(&self.component.grants.storage);
+        let quotas = self.component.grants.storage.quotas(&self.agent);
         self.transaction.commit(&quotas).await.map_err(|e| match e {
             CommitError::Storage(e) => CallError::Host {
                 tool: tool.to_owned(),
@@ -61,7 +67,7 @@ impl Components {
             label: Arc::from(tool),
             limits: &def.limits,
             grants: component.grants.clone(),
-            services: Services { resolver: self.resolver.clone(), storage: Some(context.storage.clone()) },
+            services: self.services_for(context),
         };
         let measured = |bytes: usize| context.input_bytes.store(bytes as u64, Ordering::Relaxed);
         let (produced, consumed) = match &code.kind {
@@ -95,7 +101,18 @@ impl Components {
             fuel_consumed: consumed.fuel,
             captured: consumed.output,
             denied_requests: consumed.denied_requests,
-            writes: consumed.transaction.map(|transaction| Writes { transaction, component: component.clone() }),
+            writes: consumed.transaction.map(|transaction| Writes::new(transaction, component, context)),
+        }
+    }
+}
+
+impl Components {
+    /// What the host lends one call: its resolver, the store, and who is calling.
+    fn services_for(&self, context: &RunContext<'_>) -> Services {
+        Services {
+            resolver: self.resolver.clone(),
+            storage: Some(context.storage.clone()),
+            caller: Some(context.caller.clone()),
         }
     }
 }

@@ -66,6 +66,7 @@ impl UpstreamTool {
         };
         let mut def = ToolDef::new(name, description, &input_schema, output)?;
         def.policy.hints = hints(tool);
+        def.policy.risk = def.policy.hints.implied_risk();
         def.limits = Limits {
             timeout: server.timeout.unwrap_or(defaults.timeout),
             max_output: server.max_response.unwrap_or(defaults.max_output),

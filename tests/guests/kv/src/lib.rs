@@ -73,6 +73,8 @@ enum Op {
     Sleep {
         ms: u64,
     },
+    /// `host.caller`: `{agent, session}`, or null without the grant.
+    Caller {},
     /// `atomics::cas::new`, a plain `set` of the key by this same call, then `swap`:
     /// `"cas-failed"` is what it answers when the call changed the key itself.
     SwapAfterOwnWrite {
@@ -194,6 +196,10 @@ fn step(op: Op) -> Result<Value, String> {
             std::thread::sleep(std::time::Duration::from_millis(ms));
             Value::Null
         }
+        Op::Caller {} => match toolhost_guest::caller() {
+            Some(caller) => json!({ "agent": caller.agent, "session": caller.session }),
+            None => Value::Null,
+        },
         Op::SwapAfterOwnWrite { bucket, key } => {
             let storage = open(&bucket)?;
             let cas = atomics::Cas::new(storage.raw(), &key).map_err(|e| wit_error(&e))?;

@@ -9,6 +9,7 @@ pub mod list;
 pub mod new;
 pub mod oci;
 pub mod paths;
+pub mod policy;
 pub mod serve;
 pub mod storage;
 pub mod token;

@@ -21,13 +21,15 @@ const EXPORT_FORMAT: &str = "toolhost-storage/1";
 
 #[derive(Subcommand)]
 pub enum StorageCommand {
-    /// List buckets holding data (of one component, `namespace/file`, or `shared`), with
-    /// their keys and bytes.
+    /// List buckets holding data (of one component, `namespace/file`, of one agent of
+    /// it, `namespace/file@agent`, or `shared`), with their keys and bytes.
     List {
-        /// `namespace/file`, or `shared` for the shared buckets.
+        /// `namespace/file`, `namespace/file@agent`, or `shared` for the shared buckets.
         owner: Option<String>,
     },
-    /// List the keys of BUCKET (`namespace/file:name`, or `shared:name`).
+    /// List the keys of BUCKET (`namespace/file@agent:name` for one agent's contents,
+    /// `namespace/file:name` for a bucket every agent sees, `shared@agent:name`,
+    /// `shared:name`).
     Keys { bucket: String },
     /// Print a value to stdout: as stored into a pipe or a file, with its control
     /// characters escaped onto a terminal (a value is a guest's data, not commands).
@@ -44,6 +46,10 @@ pub enum StorageCommand {
     /// Write the data of an export (FILE, or stdin with `-`) back; keys it holds are
     /// replaced, other keys are left as they are.
     Import { file: PathBuf },
+    /// Move every key of bucket FROM into bucket TO (replacing the keys TO holds), then
+    /// delete them from FROM: how data kept before buckets were per agent
+    /// (`task/task:tasks`) becomes one agent's (`task/task@local:tasks`).
+    Move { from: String, to: String },
 }
 
 pub async fn run(options: &super::HostOptions, command: StorageCommand) -> anyhow::Result<ExitCode> {
@@ -75,6 +81,7 @@ pub async fn run(options: &super::HostOptions, command: StorageCommand) -> anyho
         }
         StorageCommand::Export { owner } => export(&storage, &owner).await?,
         StorageCommand::Import { file } => import(&storage, &file).await?,
+        StorageCommand::Move { from, to } => move_bucket(&storage, &bucket_id(&from)?, &bucket_id(&to)?).await?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -138,13 +145,38 @@ async fn import(storage: &Storage, file: &std::path::Path) -> anyhow::Result<()>
     Ok(())
 }
 
-fn bucket_id(bucket: &str) -> anyhow::Result<BucketId> {
-    BucketId::parse(bucket)
-        .with_context(|| format!("`{}` is not a bucket: write `namespace/file:name` or `shared:name`", Escaped(bucket)))
+/// Moves `from`'s keys into `to`: written there first, then deleted here, so that a
+/// move cut short leaves every key in at least one of the two (run it again to finish).
+async fn move_bucket(storage: &Storage, from: &BucketId, to: &BucketId) -> anyhow::Result<()> {
+    if from == to {
+        bail!("`{}` is both where to move from and where to", Escaped(&from.id));
+    }
+    let entries = storage.entries(from).await?;
+    let keys: Vec<String> = entries.iter().map(|(key, _)| key.clone()).collect();
+    let count = keys.len();
+    storage.write(to, entries.into_iter().map(|(key, value)| (key, Write::Set(value))).collect()).await?;
+    storage.write(from, keys.into_iter().map(|key| (key, Write::Delete)).collect()).await?;
+    eprintln!("{} -> {}: {count} keys", Escaped(&from.id), Escaped(&to.id));
+    Ok(())
 }
 
+fn bucket_id(bucket: &str) -> anyhow::Result<BucketId> {
+    BucketId::parse(bucket).with_context(|| {
+        format!(
+            "`{}` is not a bucket: write `namespace/file@agent:name`, `namespace/file:name`, `shared@agent:name` or `shared:name`",
+            Escaped(bucket)
+        )
+    })
+}
+
+/// Whether `bucket` is one of `owner`'s: a component identity owns its buckets of every
+/// agent, `namespace/file@agent` those of one agent, `shared` every shared bucket.
 fn owns(owner: &str, bucket: &BucketId) -> bool {
-    if owner == "shared" { bucket.owner.starts_with("shared:") } else { bucket.owner == owner }
+    let component = bucket.owner.split_once('@').map_or(bucket.owner.as_str(), |(component, _)| component);
+    match owner {
+        "shared" => bucket.id.starts_with("shared:") || bucket.id.starts_with("shared@"),
+        owner => bucket.owner == owner || component == owner,
+    }
 }
 
 /// A value as JSON: `{"text": …}` when it is UTF-8, else `{"base64": …}`.
