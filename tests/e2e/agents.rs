@@ -324,6 +324,70 @@ async fn risk_above_a_rule_threshold_goes_to_the_approval_hook() {
     assert!(asked[0].2.contains("above `medium`"), "{asked:?}");
 }
 
+/// `[[tool]]` entries of the operator's policy set risk, approval and hints over what
+/// the source says, everywhere a tool's policy counts: listings, exports, filters, the
+/// policy's caps and thresholds, and what the approval hook is told; and they change
+/// with the policy, without a reload of the tools.
+#[tokio::test]
+async fn the_operators_tool_entries_set_risk_approval_and_hints_over_the_source() {
+    let tools = ToolsDir::with_examples();
+    tools.manifest("math", "math", "[policy]\nrisk = \"low\"\nread_only = true\n");
+    let asked: Arc<std::sync::Mutex<Vec<(String, Risk)>>> = Arc::default();
+    let seen = asked.clone();
+    let hook: ApprovalHook = Arc::new(move |request| {
+        seen.lock().unwrap().push((request.tool.clone(), request.risk));
+        async { Approval::Approved }.boxed()
+    });
+    let rules = vec![PolicyRule::for_agent("*").allow(["*"]).max_risk(Risk::High).approve_above(Risk::Medium)];
+    let host = ToolHost::builder().root(tools.path()).approval_hook(hook).build().await.unwrap();
+    let caller = Caller::new("anyone");
+    host.set_policy(
+        Policy::new(rules.clone()).with_tool_rules(vec![
+            toolhost::ToolRule {
+                read_only: Some(false),
+                destructive: Some(true),
+                ..toolhost::ToolRule::matching("math/divide")
+            }
+            .risk(Risk::High),
+            toolhost::ToolRule::matching("math/count_primes").requires_approval(true),
+            toolhost::ToolRule::matching("math/evaluate").risk(Risk::Critical),
+            toolhost::ToolRule::matching("math/*").risk(Risk::Medium),
+        ]),
+    );
+    let divide = host.describe(&caller, "math/divide").unwrap();
+    assert_eq!((divide.risk, divide.hints.read_only, divide.hints.destructive), (Risk::High, Some(false), Some(true)));
+    let add = host.describe(&caller, "math/add").unwrap();
+    assert_eq!((add.risk, add.hints.read_only), (Risk::Medium, Some(true)), "the manifest's hint stays");
+    assert_eq!(host.describe(&caller, "math/count_primes").unwrap().risk, Risk::Low, "the first entry decides");
+    let mcp = host.export(ExportFormat::Mcp, &caller);
+    let exported = mcp["tools"].as_array().unwrap().iter().find(|t| t["title"] == "math/divide").unwrap().clone();
+    assert_eq!(exported["annotations"]["destructiveHint"], true, "{exported}");
+    assert_eq!(exported["_meta"]["toolhost/risk"], "high");
+    let listing = host.listing();
+    let listed = listing.tools.iter().find(|t| t.name == "math/divide").unwrap();
+    assert_eq!(listed.risk, Risk::High, "the operator's listing says the same");
+    let read_only = host.list_filtered(&caller, &ToolFilter { read_only: Some(true), ..ToolFilter::default() });
+    assert!(!read_only.iter().any(|t| t.name == "math/divide"), "filters see the entry's hints");
+
+    // Above `max_risk`: hidden. Above `approve_above`, or required: the hook is asked,
+    // and told the risk the entry set.
+    let evaluate = host.call_detailed_as(&caller, None, "math/evaluate", json!({ "expression": "1" })).await;
+    assert!(matches!(evaluate.outcome, Err(CallError::NotFound { .. })), "{:?}", evaluate.outcome);
+    host.call_as(&caller, "math/divide", json!({ "dividend": 6, "divisor": 3 })).await.unwrap();
+    host.call_as(&caller, "math/count_primes", json!({ "below": 10 })).await.unwrap();
+    host.call_as(&caller, "math/add", json!({ "numbers": [1] })).await.unwrap();
+    assert_eq!(
+        asked.lock().unwrap().clone(),
+        [("math/divide".to_owned(), Risk::High), ("math/count_primes".to_owned(), Risk::Low)]
+    );
+    let explained = host.explain(&caller, Some("math/divide")).unwrap();
+    assert!(explained[0].1.verdict.as_ref().unwrap().approval.as_ref().unwrap().contains("`high` is above `medium`"));
+
+    // A new policy without the entries: the manifest's word again.
+    host.set_policy(Policy::new(rules));
+    assert_eq!(host.describe(&caller, "math/divide").unwrap().risk, Risk::Low);
+}
+
 #[tokio::test]
 async fn a_dropped_call_stops_the_guest_and_is_recorded_as_cancelled() {
     let tools = ToolsDir::new();

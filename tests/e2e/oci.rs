@@ -109,7 +109,7 @@ async fn components_pushed_to_a_registry_are_pulled_pinned_and_served() {
     let host = host_config.builder().build().await.unwrap();
     let mut changes = host.subscribe();
     let _files = host.watch(Duration::from_millis(50)).unwrap();
-    let _config = host_config.watch(&host, &config, Duration::from_millis(50)).unwrap();
+    let _config = host_config.watch(&host, &config, Duration::from_millis(50), None).unwrap();
     assert_eq!(host.call("calc/add", json!({ "numbers": [2, 2] })).await.unwrap(), json!({ "value": 4.0 }));
     let shown = serde_json::to_value(host.inspect_file(&served_file).await.unwrap()).unwrap();
     assert_eq!(shown["verified"]["pinned_by"], json!([lock_path]));

@@ -587,3 +587,59 @@ fn two_agents_over_http_each_keep_their_own_tasks_and_learn_only_their_own_name(
     assert_eq!(whoami(&mut alice)["agent"], "alice");
     assert_eq!(whoami(&mut bob)["agent"], "bob");
 }
+
+/// Tokens and policy reload from `toolhost.toml` while the server serves: a new token
+/// works, a removed one is refused from its next request, a new policy narrows what an
+/// agent sees, and a broken edit keeps the last good configuration.
+#[test]
+fn tokens_and_policy_reload_without_a_restart_and_a_broken_edit_changes_nothing() {
+    let (tools, _dir, config) = two_agents();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+    server.wait_until_ready();
+    let settle = |what: &str, done: &mut dyn FnMut() -> bool| {
+        let started = Instant::now();
+        while !done() {
+            assert!(started.elapsed() < Duration::from_secs(15), "{what} did not take effect");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let initialize_status = |token: &str| {
+        let mut session = HttpSession::connect(&server.addr, "/mcp");
+        session.authorization = Some(format!("Bearer {token}"));
+        session.post(&toolhost_tests::wire::initialize_request()).status
+    };
+    const NEW_TOKEN: &str = "reviewer-token-5555555555";
+    assert_eq!(initialize_status(NEW_TOKEN), 401);
+
+    // The reviewer gets a token and a rule; the planner loses `hostile/*`.
+    let edited = format!(
+        "[audit]\njsonl = \"audit.jsonl\"\n\n\
+         [[policy]]\nagent = \"planner\"\nallow = [\"math/*\"]\n\n\
+         [[policy]]\nagent = \"coder\"\nallow = [\"text/*\"]\n\n\
+         [[policy]]\nagent = \"reviewer\"\nallow = [\"text/slugify\"]\n\n\
+         [[token]]\nagent = \"planner\"\nsha256 = \"{}\"\n\n[[token]]\nagent = \"coder\"\nfile = \"coder.token\"\n\n\
+         [[token]]\nagent = \"reviewer\"\nsha256 = \"{}\"\n",
+        sha256_hex(PLANNER_TOKEN),
+        sha256_hex(NEW_TOKEN)
+    );
+    std::fs::write(&config, &edited).unwrap();
+    settle("the new token", &mut || initialize_status(NEW_TOKEN) == 200);
+    let mut reviewer = server.session(NEW_TOKEN);
+    assert_eq!(tool_names(&mut reviewer), ["text.slugify"]);
+    let mut planner = server.session(PLANNER_TOKEN);
+    settle("the planner's new rule", &mut || tool_names(&mut planner).iter().all(|t| t.starts_with("math.")));
+
+    // A broken edit: the last good configuration keeps serving, tokens and policy alike.
+    std::fs::write(&config, format!("{edited}\n[[token]]\nagent = \"\"\n")).unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(initialize_status(NEW_TOKEN), 200, "the broken edit took no token away");
+    assert_eq!(tool_names(&mut reviewer), ["text.slugify"]);
+
+    // The reviewer's token is taken out: its open session is refused from its next request.
+    let without_reviewer = edited.split("[[token]]\nagent = \"reviewer\"").next().unwrap();
+    std::fs::write(&config, without_reviewer).unwrap();
+    settle("taking the token out", &mut || initialize_status(NEW_TOKEN) == 401);
+    let refused = reviewer.post(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/list" }));
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert_eq!(initialize_status(PLANNER_TOKEN), 200, "the others' tokens stay");
+}

@@ -92,6 +92,9 @@ async fn an_upstream_servers_tools_are_a_namespace_governed_like_any_tool() {
     assert_eq!(add.input_schema["required"], json!(["a", "b"]), "the server's input schema");
     assert_eq!(add.output_schema["properties"]["result"]["type"], "integer", "and its output schema");
     assert_eq!((add.hints.read_only, add.hints.idempotent), (Some(true), Some(true)), "annotations are hints");
+    assert_eq!(add.risk, toolhost::Risk::Low, "a read-only tool's risk is low unless the operator says otherwise");
+    let echo = listed.iter().find(|tool| tool.name == "py/echo").expect("py/echo is listed");
+    assert_eq!(echo.risk, toolhost::Risk::Medium, "no annotations: medium, like any tool that says nothing");
     assert_eq!(add.layer, "upstream", "the default layer");
     assert_eq!(add.source, SourceKind::McpServer);
     let [status] = host.upstreams().await.try_into().expect("one server");
@@ -287,7 +290,7 @@ async fn editing_the_upstream_declarations_starts_stops_and_restarts_only_what_c
     std::fs::write(&path, declared(&[("keep", ""), ("gone", ""), ("changed", "timeout = \"20s\"")])).unwrap();
     let config = HostConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let host = config.clone().builder().build().await.expect("host builds");
-    let _watch = config.watch(&host, &path, Duration::from_millis(50)).expect("watch toolhost.toml");
+    let _watch = config.watch(&host, &path, Duration::from_millis(50), None).expect("watch toolhost.toml");
     for namespace in ["keep", "gone", "changed"] {
         let added = host.call(&format!("{namespace}/add"), json!({ "a": 1, "b": 2 })).await;
         assert_eq!(added.unwrap(), json!({ "result": 3 }), "{namespace}");

@@ -50,6 +50,10 @@
 //! allow = ["math/*", "*/read"]
 //! deny = ["fs/write"]
 //!
+//! [[tool]]                      # see crate::policy::ToolRule: over what the source says
+//! match = "everything/*"
+//! risk = "high"
+//!
 //! [[upstream]]                  # an MCP server's tools as a namespace (see docs/upstream.md)
 //! name = "everything"
 //! command = "npx"               # a child process on stdio; or: url = "https://…/mcp"
@@ -93,7 +97,7 @@ use toml::Spanned;
 use crate::host::ToolHostBuilder;
 use crate::manifest::RawLimits;
 use crate::oci::{Lock, OciComponent, OciSettings};
-use crate::policy::{Policy, PolicyRule};
+use crate::policy::{Policy, PolicyRule, ToolRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::runtime::{CacheSetting, EngineSettings};
 use crate::serve::{ApprovalKey, HttpLimits, Tokens};
@@ -174,6 +178,8 @@ struct RawConfig {
     audit: RawAudit,
     #[serde(default)]
     policy: Vec<PolicyRule>,
+    #[serde(default)]
+    tool: Vec<ToolRule>,
     #[serde(default)]
     token: Vec<Spanned<tokens::RawToken>>,
     #[serde(default)]
@@ -309,7 +315,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         engine,
         cache,
         precompiled,
-        policy: Policy::new(raw.policy),
+        policy: Policy::new(raw.policy).with_tool_rules(raw.tool),
         audit_jsonl,
         tokens,
         http,

@@ -79,7 +79,7 @@ impl ToolHost {
     pub fn describe(&self, caller: &Caller, name: &str) -> Result<ToolDescription, CallError> {
         let snapshot = self.snapshot.load();
         let (entry, _, _) = self.resolve_for(&snapshot, caller, name).map_err(|unseen| unseen.error)?;
-        Ok(snapshot.describe(entry))
+        Ok(self.described(&snapshot, entry))
     }
 
     /// Every tool `caller` may call.
@@ -90,12 +90,24 @@ impl ToolHost {
     /// The tools `caller` may call that `filter` keeps (risk, hints, approval).
     pub fn list_filtered(&self, caller: &Caller, filter: &ToolFilter) -> Vec<ToolDescription> {
         let snapshot = self.snapshot.load();
+        let policy = self.policy.load();
         snapshot
             .tools
             .values()
-            .filter(|entry| filter.keeps(&entry.def().policy) && self.access(caller, entry).is_ok())
-            .map(|entry| snapshot.describe(entry))
+            .filter(|entry| {
+                filter.keeps(&policy.tool_policy(&entry.full_name, &entry.def().policy))
+                    && self.access(caller, entry).is_ok()
+            })
+            .map(|entry| self.described(&snapshot, entry))
             .collect()
+    }
+
+    /// How `entry` is listed: as its source describes it, under what the operator's
+    /// `[[tool]]` entries say of it.
+    pub(crate) fn described(&self, snapshot: &Snapshot, entry: &ToolEntry) -> ToolDescription {
+        let description = snapshot.describe(entry);
+        let policy = self.policy.load().tool_policy(&entry.full_name, &description.policy());
+        description.with_policy(policy)
     }
 
     /// A name no tool answers to, in the namespace of an upstream server that cannot be

@@ -6,6 +6,7 @@ use super::ToolHost;
 use crate::error::CallError;
 use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
 use crate::registry::ToolEntry;
+use crate::tool::Risk;
 
 impl ToolHost {
     /// A call that needs approval runs only when its approver says so: the host's
@@ -21,7 +22,7 @@ impl ToolHost {
         let Some(approve) = self.approver(call_approver) else {
             return Err(denied(caller, entry, format!("{reason}, and no approval hook is configured")));
         };
-        match approve(approval_request(caller, entry, input.clone(), reason)).await {
+        match approve(approval_request(caller, (entry, self.risk_of(entry)), input.clone(), reason)).await {
             Approval::Approved => Ok(()),
             Approval::Denied { reason } => Err(denied(caller, entry, format!("approval denied: {reason}"))),
         }
@@ -44,7 +45,13 @@ impl ToolHost {
         let snapshot = self.snapshot.load();
         let (entry, form, permit) = self.resolve_for(&snapshot, caller, name).ok()?;
         let input = super::call::tool_input(entry, form, input.clone()).unwrap_or_else(|_| input.clone());
-        Some(approval_request(caller, entry, input, permit.approval?))
+        Some(approval_request(caller, (entry, self.risk_of(entry)), input, permit.approval?))
+    }
+
+    /// The risk of `entry` that approvers are told: its source's, under the operator's
+    /// `[[tool]]` entries.
+    fn risk_of(&self, entry: &ToolEntry) -> Risk {
+        self.policy.load().tool_policy(&entry.full_name, &entry.def().policy).risk
     }
 
     /// Whether a call of `name` by `caller` is known now to run without asking the
@@ -61,14 +68,13 @@ impl ToolHost {
     }
 }
 
-fn approval_request(caller: &Caller, entry: &ToolEntry, input: Value, reason: String) -> ApprovalRequest {
-    ApprovalRequest {
-        caller: caller.clone(),
-        tool: entry.full_name.clone(),
-        input,
-        risk: entry.def().policy.risk,
-        reason,
-    }
+fn approval_request(
+    caller: &Caller,
+    (entry, risk): (&ToolEntry, Risk),
+    input: Value,
+    reason: String,
+) -> ApprovalRequest {
+    ApprovalRequest { caller: caller.clone(), tool: entry.full_name.clone(), input, risk, reason }
 }
 
 fn denied(caller: &Caller, entry: &ToolEntry, reason: String) -> CallError {

@@ -101,7 +101,12 @@ impl ToolHost {
     /// The operator's view of everything served: layers, every tool (whoever may call
     /// it), conflicts and load errors.
     pub fn listing(&self) -> Listing {
-        Listing::of(&self.snapshot.load())
+        let mut listing = Listing::of(&self.snapshot.load());
+        let policy = self.policy.load();
+        for tool in &mut listing.tools {
+            *tool = tool.clone().with_policy(policy.tool_policy(&tool.name, &tool.policy()));
+        }
+        listing
     }
 
     /// The snapshot calls currently start on.

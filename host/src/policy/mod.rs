@@ -31,12 +31,14 @@
 mod approval;
 mod caller;
 mod sessions;
+mod tools;
 
 use crate::tool::{Risk, ToolPolicy};
 pub use approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use caller::Caller;
 pub use sessions::SessionTools;
 pub(crate) use sessions::SessionToolsets;
+pub use tools::ToolRule;
 
 /// One rule of a [`Policy`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -126,9 +128,11 @@ pub struct Explanation {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-/// Which callers may call which tools: rules, the first matching one deciding.
+/// Which callers may call which tools: rules, the first matching one deciding; and what
+/// the operator says of tools by name ([`ToolRule`]), over what their sources say.
 pub struct Policy {
     rules: Vec<PolicyRule>,
+    tools: Vec<ToolRule>,
 }
 
 impl Policy {
@@ -139,7 +143,14 @@ impl Policy {
 
     /// A policy of these rules, in order.
     pub fn new(rules: Vec<PolicyRule>) -> Policy {
-        Policy { rules }
+        Policy { rules, tools: Vec::new() }
+    }
+
+    /// The same rules, with `tools` setting the risk, approval and hints of the tools
+    /// they match over what their sources say.
+    pub fn with_tool_rules(mut self, tools: Vec<ToolRule>) -> Policy {
+        self.tools = tools;
+        self
     }
 
     /// The rules, in order.
@@ -147,14 +158,27 @@ impl Policy {
         &self.rules
     }
 
-    /// Whether `caller` may call the tool `full_name`, whose operator policy is `tool`;
-    /// the error is the reason, for the operator's eyes (the caller is told nothing).
+    /// The operator's word on tools by name, in order.
+    pub fn tool_rules(&self) -> &[ToolRule] {
+        &self.tools
+    }
+
+    /// The policy of the tool `full_name` whose source says `source`: the first
+    /// [`ToolRule`] matching it over `source`, else `source`.
+    pub fn tool_policy(&self, full_name: &str, source: &ToolPolicy) -> ToolPolicy {
+        tools::tool_policy(&self.tools, full_name, source)
+    }
+
+    /// Whether `caller` may call the tool `full_name`, whose source says `tool` of it
+    /// (the policy's [`ToolRule`]s over that); the error is the reason, for the
+    /// operator's eyes (the caller is told nothing).
     pub fn check(&self, caller: &Caller, full_name: &str, tool: &ToolPolicy) -> Result<Permit, String> {
         self.explain(caller, full_name, tool).verdict
     }
 
     /// [`Policy::check`], with the rule that decided.
-    pub fn explain(&self, caller: &Caller, full_name: &str, tool: &ToolPolicy) -> Explanation {
+    pub fn explain(&self, caller: &Caller, full_name: &str, source: &ToolPolicy) -> Explanation {
+        let tool = &self.tool_policy(full_name, source);
         let tool_approval = tool.requires_approval.then(|| "the tool requires approval".to_owned());
         if self.rules.is_empty() {
             return Explanation { rule: None, verdict: Ok(Permit { approval: tool_approval }) };

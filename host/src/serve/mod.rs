@@ -10,8 +10,8 @@ mod mcp;
 mod stdio;
 
 pub use http::{
-    HTTP_PATH, HttpLimits, HttpOptions, LOOPBACK_HOSTS, Tokens, bind, digest, new_token, raise_open_file_limit,
-    serve_http, serve_http_on, shutdown_signal,
+    HTTP_PATH, HttpLimits, HttpOptions, LOOPBACK_HOSTS, LiveTokens, Tokens, bind, digest, new_token,
+    raise_open_file_limit, serve_http, serve_http_on, shutdown_signal,
 };
 pub(crate) use http::{bounds, parse_digest};
 pub use mcp::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET, PROGRESS_INTERVAL};

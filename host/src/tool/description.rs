@@ -48,6 +48,14 @@ impl ToolDescription {
     pub fn policy(&self) -> ToolPolicy {
         ToolPolicy { requires_approval: self.requires_approval, risk: self.risk, hints: self.hints }
     }
+
+    /// The same tool under `policy` (what the operator's configuration says of it).
+    pub fn with_policy(mut self, policy: ToolPolicy) -> ToolDescription {
+        self.requires_approval = policy.requires_approval;
+        self.risk = policy.risk;
+        self.hints = policy.hints;
+        self
+    }
 }
 
 /// A lower layer's tool that a served tool shadows.

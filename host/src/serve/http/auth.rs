@@ -68,6 +68,41 @@ impl Tokens {
     }
 }
 
+/// The tokens a running server accepts, replaceable while it serves (an edit of
+/// `toolhost.toml`): each request is checked against the tokens of its moment, so a
+/// token taken out is refused from its next request on. Cheap to clone: clones share.
+#[derive(Clone, Default)]
+pub struct LiveTokens(std::sync::Arc<arc_swap::ArcSwap<Tokens>>);
+
+impl LiveTokens {
+    /// Serving `tokens` until replaced.
+    pub fn new(tokens: Tokens) -> LiveTokens {
+        LiveTokens(std::sync::Arc::new(arc_swap::ArcSwap::from_pointee(tokens)))
+    }
+
+    /// The tokens accepted now.
+    pub fn current(&self) -> std::sync::Arc<Tokens> {
+        self.0.load_full()
+    }
+
+    /// Accepts `tokens` from the next request on.
+    pub fn replace(&self, tokens: Tokens) {
+        self.0.store(std::sync::Arc::new(tokens));
+    }
+}
+
+impl std::fmt::Debug for LiveTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.current().fmt(f)
+    }
+}
+
+impl From<Tokens> for LiveTokens {
+    fn from(tokens: Tokens) -> LiveTokens {
+        LiveTokens::new(tokens)
+    }
+}
+
 /// SHA-256 of a token's text.
 pub fn digest(token: &str) -> TokenDigest {
     Sha256::digest(token.as_bytes()).into()

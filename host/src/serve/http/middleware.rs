@@ -19,7 +19,7 @@ use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::serve::http::auth::{SessionOwners, Tokens};
+use crate::serve::http::auth::{LiveTokens, SessionOwners};
 use crate::serve::http::sessions::{self, BoundedSessions};
 use crate::serve::mcp::{Authenticated, Disconnect, SESSION_HEADER};
 
@@ -29,7 +29,11 @@ const SERVER_BUSY: i64 = -32000;
 
 /// What authentication checks requests with.
 pub(crate) struct Authenticator {
-    pub(crate) tokens: Tokens,
+    pub(crate) tokens: LiveTokens,
+    /// Whether the server may answer without credentials while it has no token: it
+    /// started without any (on loopback, or told to). A server that started with tokens
+    /// refuses every request once an edit takes all of them away.
+    pub(crate) open_without_tokens: bool,
     pub(crate) owners: SessionOwners,
     pub(crate) sessions: Arc<BoundedSessions>,
 }
@@ -38,12 +42,16 @@ pub(crate) struct Authenticator {
 /// for, and only into sessions that agent opened; answers the rest `401` (with the
 /// `WWW-Authenticate` challenge) or as an unknown session.
 pub(crate) async fn authenticate(State(auth): State<Arc<Authenticator>>, mut request: Request, next: Next) -> Response {
+    let tokens = auth.tokens.current();
+    if tokens.is_empty() && auth.open_without_tokens {
+        return next.run(request).await;
+    }
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")));
-    let Some(agent) = presented.and_then(|token| auth.tokens.agent_for(token.trim())).map(str::to_owned) else {
+    let Some(agent) = presented.and_then(|token| tokens.agent_for(token.trim())).map(str::to_owned) else {
         return unauthorized(presented.is_some());
     };
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);

@@ -15,7 +15,7 @@ mod middleware;
 mod sessions;
 
 pub(crate) use auth::parse_digest;
-pub use auth::{Tokens, digest, new_token};
+pub use auth::{LiveTokens, Tokens, digest, new_token};
 pub use connections::raise_open_file_limit;
 pub use limits::HttpLimits;
 pub(crate) use limits::bounds;
@@ -52,9 +52,11 @@ pub struct HttpOptions {
     /// Hosts (`name` or `name:port`) accepted in the `Host` header, in addition to the
     /// loopback names. Requests naming any other host are refused with 403.
     pub extra_allowed_hosts: Vec<String>,
-    /// Bearer tokens and their agents. With any, every request needs one and calls as
-    /// its agent; with none, every request calls as the server's caller.
-    pub tokens: Tokens,
+    /// Bearer tokens and their agents, replaceable while serving. With any, every
+    /// request needs one and calls as its agent; with none, every request calls as the
+    /// server's caller (only when the server started without tokens: one that started
+    /// with tokens refuses every request while an edit has taken them all away).
+    pub tokens: LiveTokens,
     /// Serve a non-loopback address without tokens (anyone who reaches it may call).
     pub insecure_no_auth: bool,
     /// How much of the server one client may take: connections, the size and pace of
@@ -69,7 +71,7 @@ impl HttpOptions {
     /// Refuses to serve a non-loopback `addr` without credentials unless the options
     /// say so explicitly.
     pub fn check_exposure(&self, addr: SocketAddr) -> anyhow::Result<()> {
-        if addr.ip().is_loopback() || !self.tokens.is_empty() {
+        if addr.ip().is_loopback() || !self.tokens.current().is_empty() {
             return Ok(());
         }
         if !self.insecure_no_auth {
@@ -128,7 +130,7 @@ pub async fn serve_http_on(
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     options.check_exposure(addr)?;
-    if !addr.ip().is_loopback() && options.tokens.is_empty() {
+    if !addr.ip().is_loopback() && options.tokens.current().is_empty() {
         tracing::warn!(%addr, "serving a non-loopback address without credentials (--insecure-no-auth)");
     }
     let limits = options.limits.clone();
@@ -177,11 +179,11 @@ fn http_router(
     let allowed = AllowedHosts::new(&options.allowed_hosts());
     let metrics_state = (host.clone(), shared_caller);
     let mut metrics = axum::Router::new().route("/metrics", axum::routing::get(metrics_text).with_state(metrics_state));
-    if !options.tokens.is_empty() {
-        let auth = Arc::new(Authenticator { tokens: options.tokens, owners: SessionOwners::default(), sessions });
-        mcp = mcp.route_layer(from_fn_with_state(auth.clone(), middleware::authenticate));
-        metrics = metrics.route_layer(from_fn_with_state(auth, middleware::authenticate));
-    }
+    let open_without_tokens = options.tokens.current().is_empty();
+    let owners = SessionOwners::default();
+    let auth = Arc::new(Authenticator { tokens: options.tokens, open_without_tokens, owners, sessions });
+    mcp = mcp.route_layer(from_fn_with_state(auth.clone(), middleware::authenticate));
+    metrics = metrics.route_layer(from_fn_with_state(auth, middleware::authenticate));
     // Before anything else: a request for another site's name (DNS rebinding) or from
     // another site's page reaches no route that answers with data.
     mcp = mcp.route_layer(from_fn_with_state(allowed.clone(), hosts::check_host_and_origin));

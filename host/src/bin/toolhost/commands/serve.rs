@@ -33,14 +33,15 @@ const WATCH_DEBOUNCE: Duration = Duration::from_millis(100);
 
 pub async fn run(options: HostOptions, args: Args) -> anyhow::Result<ExitCode> {
     let config = options.config()?;
-    let (tokens, limits, approval_key) = (config.tokens.clone(), config.http.clone(), config.approval_key.clone());
+    let tokens = toolhost::serve::LiveTokens::new(config.tokens.clone());
+    let (limits, approval_key) = (config.http.clone(), config.approval_key.clone());
     let host = options.builder_from(config.clone(), args.dir, Lifetime::Serving).build().await?;
     let _watch = host.watch(WATCH_DEBOUNCE)?;
     // Without a watcher for it, the configuration still serves; only its edits wait for
     // a restart.
     let _config_watch = HostConfig::locate(options.config.as_deref()).and_then(|path| {
         config
-            .watch(&host, &path, WATCH_DEBOUNCE)
+            .watch(&host, &path, WATCH_DEBOUNCE, Some(tokens.clone()))
             .inspect_err(|e| tracing::warn!("{}; edits of it take effect at the next start", Escaped(&e.to_string())))
             .ok()
     });
