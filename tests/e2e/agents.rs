@@ -341,8 +341,7 @@ async fn the_operators_tool_entries_set_risk_approval_and_hints_over_the_source(
     let rules = vec![PolicyRule::for_agent("*").allow(["*"]).max_risk(Risk::High).approve_above(Risk::Medium)];
     let host = ToolHost::builder().root(tools.path()).approval_hook(hook).build().await.unwrap();
     let caller = Caller::new("anyone");
-    host.set_policy(
-        Policy::new(rules.clone()).with_tool_rules(vec![
+    host.set_policy(Policy::new(rules.clone()).with_tool_rules(vec![
             toolhost::ToolRule {
                 read_only: Some(false),
                 destructive: Some(true),
@@ -352,8 +351,7 @@ async fn the_operators_tool_entries_set_risk_approval_and_hints_over_the_source(
             toolhost::ToolRule::matching("math/count_primes").requires_approval(true),
             toolhost::ToolRule::matching("math/evaluate").risk(Risk::Critical),
             toolhost::ToolRule::matching("math/*").risk(Risk::Medium),
-        ]),
-    );
+        ]));
     let divide = host.describe(&caller, "math/divide").unwrap();
     assert_eq!((divide.risk, divide.hints.read_only, divide.hints.destructive), (Risk::High, Some(false), Some(true)));
     let add = host.describe(&caller, "math/add").unwrap();
@@ -404,4 +402,74 @@ async fn a_dropped_call_stops_the_guest_and_is_recorded_as_cancelled() {
     let started = std::time::Instant::now();
     assert_eq!(host.call("hostile/count_calls", json!({})).await, Ok(json!({ "calls": 1 })));
     assert!(started.elapsed() < Duration::from_secs(2), "the slot was free at once");
+}
+
+/// Waits out the last seconds of a clock minute: quotas count calls per clock minute,
+/// and a test's calls should fall in one.
+pub(crate) fn clear_of_a_minute_boundary() {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let into_minute = now.as_secs() % 60;
+    if into_minute >= 45 {
+        std::thread::sleep(Duration::from_secs(61 - into_minute));
+    }
+}
+
+/// Quotas per agent: calls at once and calls per minute, each refusal typed and saying
+/// when to retry, another agent unslowed; counted per minute across hosts sharing a Redis
+/// store; changed with the policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_over_its_quota_is_refused_and_another_is_not() {
+    let tools = ToolsDir::new();
+    tools.install("kv", "app", "kv");
+    tools.manifest("app", "kv", "[limits]\ntimeout = \"10s\"\n");
+    let redis = toolhost_tests::RedisServer::start();
+    let quotas = vec![
+        toolhost::AgentQuota::for_agent("slow-*").concurrent_calls(1),
+        toolhost::AgentQuota::for_agent("ci").calls_per_minute(3),
+    ];
+    let policy = Policy::allow_all().with_quotas(quotas.clone());
+    let build = || async {
+        ToolHost::builder()
+            .root(tools.path())
+            .storage(toolhost::storage::StorageSetting::Redis(redis.url.clone()))
+            .policy(policy.clone())
+            .build()
+            .await
+            .unwrap()
+    };
+    let (first, second) = (build().await, build().await);
+    let sleep = |ms: u64| json!({ "ops": [{ "op": "sleep", "ms": ms }] });
+
+    // One call at once: the second waits for nothing, it is refused at once.
+    let slow = Caller::new("slow-agent");
+    let running = tokio::spawn({
+        let (host, slow) = (first.clone(), slow.clone());
+        async move { host.call_as(&slow, "app/run", json!({ "ops": [{ "op": "sleep", "ms": 1500 }] })).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = first.call_as(&slow, "app/run", sleep(0)).await.unwrap_err();
+    let CallError::QuotaExceeded { ref quota, retry_after, .. } = refused else { panic!("{refused:?}") };
+    assert_eq!((quota.as_str(), retry_after), ("1 calls at once", Duration::from_secs(1)), "{refused}");
+    assert_eq!(refused.kind().exit_code(), 16);
+    assert!(first.call_as(&Caller::new("other"), "app/run", sleep(0)).await.is_ok(), "another agent is not slowed");
+    running.await.unwrap().unwrap();
+    assert!(first.call_as(&slow, "app/run", sleep(0)).await.is_ok(), "its place is given back when it ends");
+
+    // Three calls per minute, counted in the shared store: two here, one on the other host.
+    clear_of_a_minute_boundary();
+    let ci = Caller::new("ci");
+    first.call_as(&ci, "app/run", sleep(0)).await.unwrap();
+    first.call_as(&ci, "app/run", sleep(0)).await.unwrap();
+    second.call_as(&ci, "app/run", sleep(0)).await.unwrap();
+    let over = second.call_as(&ci, "app/run", sleep(0)).await.unwrap_err();
+    let CallError::QuotaExceeded { ref quota, retry_after, .. } = over else { panic!("{over:?}") };
+    assert_eq!(quota, "3 calls per minute");
+    assert!(retry_after <= Duration::from_secs(60) && retry_after > Duration::ZERO, "{retry_after:?}");
+    assert!(first.call_as(&ci, "app/run", sleep(0)).await.is_err(), "the other replica counts the same");
+    assert!(first.refuse_over_quota(&ci, "app/run").await.is_some(), "and says so before a call");
+    assert!(first.refuse_over_quota(&Caller::new("other"), "app/run").await.is_none());
+
+    // A new policy without the quota lets the agent call again at once.
+    first.set_policy(Policy::allow_all());
+    assert!(first.call_as(&ci, "app/run", sleep(0)).await.is_ok());
 }

@@ -643,3 +643,41 @@ fn tokens_and_policy_reload_without_a_restart_and_a_broken_edit_changes_nothing(
     assert_eq!(refused.status, 401, "{refused:?}");
     assert_eq!(initialize_status(PLANNER_TOKEN), 200, "the others' tokens stay");
 }
+
+/// Over HTTP an agent over its quota gets `429` with `Retry-After` and a JSON-RPC error;
+/// the other agent goes on, and the refusals are counted in `/metrics`.
+#[test]
+fn an_agent_over_its_quota_gets_429_with_retry_after_and_the_other_is_served() {
+    let (tools, dir, config) = two_agents();
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n[[quota]]\nagent = \"planner\"\ncalls_per_minute = 2\n")).unwrap();
+    let server = Server::start(&config, &tools, "0", &[]).unwrap();
+    server.wait_until_ready();
+    let mut planner = server.session(PLANNER_TOKEN);
+    let mut coder = server.session(CODER_TOKEN);
+    crate::agents::clear_of_a_minute_boundary();
+    for _ in 0..2 {
+        let answer = planner.call("math.add", &json!({ "numbers": [1, 2] }));
+        assert_eq!(answer["result"]["structuredContent"]["value"], 3.0, "{answer}");
+    }
+    let refused = planner.post(&call_request(50, "math.add", &json!({ "numbers": [1] })));
+    assert_eq!(refused.status, 429, "{refused:?}");
+    let retry_after: u64 = refused.header("retry-after").expect("Retry-After").parse().unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    let error: Value = serde_json::from_slice(&refused.body).unwrap();
+    assert_eq!((error["id"].clone(), error["error"]["code"].clone()), (json!(50), json!(-32000)), "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("2 calls per minute"), "{error}");
+    assert!(tool_names(&mut planner).len() > 1, "listing is no call: it is served");
+    let answer = coder.call("text.slugify", &json!({ "text": "Not Slowed" }));
+    assert_eq!(answer["result"]["structuredContent"]["slug"], "not-slowed", "{answer}");
+    let metrics = scrape(&server.addr, Some(PLANNER_TOKEN)).expect("metrics");
+    let refusals = metrics.iter().find(|(name, labels, _)| {
+        name == "toolhost_calls_total" && labels["outcome"] == "quota_exceeded" && labels["tool"] == "math/add"
+    });
+    assert_eq!(refusals.map(|(_, _, value)| *value), Some(1.0), "{metrics:?}");
+    let started = Instant::now();
+    while !audit_outcomes(dir.path()).contains(&("planner".into(), "math.add".into(), "quota_exceeded".into())) {
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", audit_outcomes(dir.path()));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

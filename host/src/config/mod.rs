@@ -50,6 +50,10 @@
 //! allow = ["math/*", "*/read"]
 //! deny = ["fs/write"]
 //!
+//! [[quota]]                     # see crate::policy::AgentQuota
+//! agent = "ci"
+//! calls_per_minute = 120
+//!
 //! [[tool]]                      # see crate::policy::ToolRule: over what the source says
 //! match = "everything/*"
 //! risk = "high"
@@ -97,7 +101,7 @@ use toml::Spanned;
 use crate::host::ToolHostBuilder;
 use crate::manifest::RawLimits;
 use crate::oci::{Lock, OciComponent, OciSettings};
-use crate::policy::{Policy, PolicyRule, ToolRule};
+use crate::policy::{AgentQuota, Policy, PolicyRule, ToolRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::runtime::{CacheSetting, EngineSettings};
 use crate::serve::{ApprovalKey, HttpLimits, Tokens};
@@ -180,6 +184,8 @@ struct RawConfig {
     policy: Vec<PolicyRule>,
     #[serde(default)]
     tool: Vec<ToolRule>,
+    #[serde(default)]
+    quota: Vec<AgentQuota>,
     #[serde(default)]
     token: Vec<Spanned<tokens::RawToken>>,
     #[serde(default)]
@@ -315,7 +321,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         engine,
         cache,
         precompiled,
-        policy: Policy::new(raw.policy).with_tool_rules(raw.tool),
+        policy: Policy::new(raw.policy).with_tool_rules(raw.tool).with_quotas(raw.quota),
         audit_jsonl,
         tokens,
         http,

@@ -99,7 +99,7 @@ async fn apply(
     };
     if served_as_is(&next) != served_as_is(&current) {
         tracing::warn!(
-            "{}: changes outside [[upstream]], [[policy]] and [[token]] take effect when the host starts again",
+            "{}: changes outside [[upstream]], [[policy]], [[tool]], [[quota]] and [[token]] take effect at the next start",
             path.display()
         );
     }

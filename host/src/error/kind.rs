@@ -19,11 +19,12 @@ pub enum ErrorKind {
     OutputTooLarge,
     Host,
     Cancelled,
+    QuotaExceeded,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their exit codes.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::NotFound,
         ErrorKind::PermissionDenied,
         ErrorKind::InputInvalid,
@@ -36,6 +37,7 @@ impl ErrorKind {
         ErrorKind::OutputTooLarge,
         ErrorKind::Host,
         ErrorKind::Cancelled,
+        ErrorKind::QuotaExceeded,
     ];
 
     /// The stable name of the kind, as in audit records, `error[KIND]` lines and MCP
@@ -54,6 +56,7 @@ impl ErrorKind {
             ErrorKind::OutputTooLarge => "output_too_large",
             ErrorKind::Host => "host",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::QuotaExceeded => "quota_exceeded",
         }
     }
 }
@@ -74,11 +77,15 @@ pub mod exit {
     /// The call was cancelled (interrupted from the terminal). After [`LOAD`], which
     /// was numbered before cancellation existed.
     pub const CANCELLED: u8 = 15;
+    /// The agent is over its quota; retrying later may succeed.
+    pub const QUOTA_EXCEEDED: u8 = 16;
 
     /// The exit code of a failed call.
     pub fn of(kind: ErrorKind) -> u8 {
-        if kind == ErrorKind::Cancelled {
-            return CANCELLED;
+        match kind {
+            ErrorKind::Cancelled => return CANCELLED,
+            ErrorKind::QuotaExceeded => return QUOTA_EXCEEDED,
+            _ => {}
         }
         let position = ErrorKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
         3 + position as u8
@@ -110,6 +117,7 @@ impl ErrorKind {
             ErrorKind::OutputTooLarge => "output too large",
             ErrorKind::Host => "the host could not run the call",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::QuotaExceeded => "over the agent's quota",
         }
     }
 
@@ -132,7 +140,7 @@ mod tests {
     #[test]
     fn every_kind_has_its_own_exit_code_and_cancelled_follows_load_errors() {
         let codes: Vec<u8> = ErrorKind::ALL.iter().map(|kind| kind.exit_code()).collect();
-        assert_eq!(codes, (3..=13).chain([15]).collect::<Vec<u8>>());
+        assert_eq!(codes, (3..=13).chain([15, 16]).collect::<Vec<u8>>());
         assert_eq!(ErrorKind::InputInvalid.exit_code(), 5);
         let table = exit::table();
         assert_eq!(table.first(), Some(&(0, "ok")));

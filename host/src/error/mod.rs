@@ -67,6 +67,11 @@ pub enum CallError {
     #[error("the host could not run `{tool}`: {message}")]
     Host { tool: String, message: String },
 
+    /// The calling agent is over a quota of the operator's (`[[quota]]`): nothing ran,
+    /// and the same call may succeed after `retry_after`.
+    #[error("{agent} is over its quota ({quota}) for `{tool}`; retry in {}s", retry_after.as_secs().max(1))]
+    QuotaExceeded { tool: String, agent: String, quota: String, retry_after: Duration },
+
     /// The caller gave the call up (an MCP client's `notifications/cancelled`, a closed
     /// connection, a dropped future); the guest was stopped at its next epoch tick.
     #[error("the call of `{tool}` was cancelled")]
@@ -90,6 +95,7 @@ impl CallError {
             CallError::OutputTooLarge { .. } => ErrorKind::OutputTooLarge,
             CallError::Host { .. } => ErrorKind::Host,
             CallError::Cancelled { .. } => ErrorKind::Cancelled,
+            CallError::QuotaExceeded { .. } => ErrorKind::QuotaExceeded,
         }
     }
 }

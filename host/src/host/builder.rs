@@ -310,6 +310,7 @@ impl ToolHostBuilder {
             policy: Arc::new(ArcSwap::from_pointee(self.policy)),
             policy_generation: Arc::default(),
             sessions: Arc::default(),
+            quota_counts: Arc::default(),
             approval: self.approval,
             metrics,
             audit: Arc::new(audit),

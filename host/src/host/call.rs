@@ -131,6 +131,10 @@ impl ToolHost {
         options: &CallOptions,
         input_bytes: &AtomicU64,
     ) -> (Result<Value, CallError>, Usage) {
+        let _admission = match self.admit(caller, &entry.full_name).await {
+            Ok(admission) => admission,
+            Err(error) => return (Err(error), Usage::default()),
+        };
         let input = match self.checked_input(caller, entry, form, permit, input, options).await {
             Ok(input) => input,
             Err(error) => return (Err(error), Usage::default()),

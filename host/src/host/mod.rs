@@ -14,6 +14,7 @@ mod changes;
 mod first_load;
 mod idle;
 mod metrics;
+mod quotas;
 mod report;
 mod upstreams;
 
@@ -65,6 +66,8 @@ pub struct ToolHost {
     approval: Option<ApprovalHook>,
     metrics: Option<Arc<Metrics>>,
     audit: Arc<Audit>,
+    /// What this process counts of the agents' quotas.
+    quota_counts: Arc<quotas::QuotaCounts>,
     /// Bounds the calls running at once.
     call_slots: Arc<tokio::sync::Semaphore>,
     /// How many calls may run at once.

@@ -30,12 +30,14 @@
 
 mod approval;
 mod caller;
+mod quotas;
 mod sessions;
 mod tools;
 
 use crate::tool::{Risk, ToolPolicy};
 pub use approval::{Approval, ApprovalHook, ApprovalRequest};
 pub use caller::Caller;
+pub use quotas::AgentQuota;
 pub use sessions::SessionTools;
 pub(crate) use sessions::SessionToolsets;
 pub use tools::ToolRule;
@@ -133,6 +135,7 @@ pub struct Explanation {
 pub struct Policy {
     rules: Vec<PolicyRule>,
     tools: Vec<ToolRule>,
+    quotas: Vec<AgentQuota>,
 }
 
 impl Policy {
@@ -143,7 +146,18 @@ impl Policy {
 
     /// A policy of these rules, in order.
     pub fn new(rules: Vec<PolicyRule>) -> Policy {
-        Policy { rules, tools: Vec::new() }
+        Policy { rules, tools: Vec::new(), quotas: Vec::new() }
+    }
+
+    /// The same rules, with `quotas` bounding what each agent may use.
+    pub fn with_quotas(mut self, quotas: Vec<AgentQuota>) -> Policy {
+        self.quotas = quotas;
+        self
+    }
+
+    /// The quota of `caller`'s agent: the first entry covering it.
+    pub fn quota_for(&self, caller: &Caller) -> Option<&AgentQuota> {
+        self.quotas.iter().find(|quota| quota.covers(caller))
     }
 
     /// The same rules, with `tools` setting the risk, approval and hints of the tools

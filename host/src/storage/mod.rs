@@ -19,6 +19,7 @@ mod atomics;
 mod backend;
 mod bucket;
 mod claims;
+mod counters;
 mod operations;
 mod redis_store;
 mod sqlite_store;

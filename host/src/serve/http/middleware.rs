@@ -19,6 +19,7 @@ use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::policy::Caller;
 use crate::serve::http::auth::{LiveTokens, SessionOwners};
 use crate::serve::http::sessions::{self, BoundedSessions};
 use crate::serve::mcp::{Authenticated, Disconnect, SESSION_HEADER};
@@ -326,4 +327,38 @@ impl Drop for CancelOnDrop {
             token.cancel();
         }
     }
+}
+
+/// A `tools/call` by an agent over its quota (`[[quota]]`) is answered `429 Too Many
+/// Requests` with `Retry-After` and a JSON-RPC error, before it reaches a session; the
+/// refusal is recorded like any call. Requests of agents without a quota pass untouched.
+pub(crate) async fn quotas(
+    State((host, server_caller)): State<(crate::ToolHost, Caller)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let caller = match request.extensions().get::<Authenticated>() {
+        Some(authenticated) => Caller::new(authenticated.agent.clone()),
+        None => server_caller,
+    };
+    if request.method() != Method::POST || !host.has_quota(&caller) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // The body was read whole, within its limits, by `json_rpc_errors` before this.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return json_rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, "Invalid Request: the body broke off");
+    };
+    let message: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let called = (message["method"] == "tools/call").then(|| message["params"]["name"].as_str()).flatten();
+    if let Some(name) = called
+        && let Some(error) = host.refuse_over_quota(&caller, name).await
+    {
+        let refused = crate::serve::mcp::over_quota(&error);
+        let mut response = json_rpc_error(StatusCode::TOO_MANY_REQUESTS, request_id(&bytes), -32000, &refused.message);
+        let retry_after = refused.data.as_ref().and_then(|data| data["retry_after"].as_u64()).unwrap_or(1);
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        return response;
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }

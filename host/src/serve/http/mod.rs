@@ -169,12 +169,13 @@ fn http_router(
     let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), sessions.clone(), config);
     let body_limits = BodyLimits { max_size: limits.max_body_size, timeout: limits.body_timeout };
     // The layer added last runs first: authentication, then the body (its size and
-    // pace), the session's streams, and the protocol's answers.
+    // pace), the agent's quota, the session's streams, and the protocol's answers.
     let mut mcp = axum::Router::new()
         .route_service(HTTP_PATH, service)
         .route_layer(from_fn(middleware::cancel_on_disconnect))
         .route_layer(from_fn(middleware::no_content_on_delete))
         .route_layer(from_fn_with_state(sessions.clone(), middleware::limit_streams))
+        .route_layer(from_fn_with_state((host.clone(), shared_caller.clone()), middleware::quotas))
         .route_layer(from_fn_with_state(body_limits, middleware::json_rpc_errors));
     let allowed = AllowedHosts::new(&options.allowed_hosts());
     let metrics_state = (host.clone(), shared_caller);

@@ -112,9 +112,24 @@ impl Shared {
                 tracing::debug!(caller = %caller, tool = %crate::text::Escaped(&name), "call of an unknown tool");
                 Err(unknown_tool(&name, &suggestions))
             }
+            Err(error @ CallError::QuotaExceeded { .. }) => Err(over_quota(&error)),
             Err(error) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("{}: {error}", error.kind()))])),
         }
     }
+}
+
+/// JSON-RPC's code for errors of the server's own: here, a limit reached.
+pub(crate) const OVER_A_LIMIT: i32 = -32000;
+
+/// A call over its agent's quota: a JSON-RPC error, not a tool's failure (the tool never
+/// ran), saying when to retry (`data.retry_after`, seconds).
+pub(crate) fn over_quota(error: &CallError) -> ErrorData {
+    let retry_after = match error {
+        CallError::QuotaExceeded { retry_after, .. } => retry_after.as_secs().max(1),
+        _ => 1,
+    };
+    let data = json!({ "kind": error.kind().as_str(), "retry_after": retry_after });
+    ErrorData::new(rmcp::model::ErrorCode(OVER_A_LIMIT), error.to_string(), Some(data))
 }
 
 /// The content blocks of an upstream tool's output (`{"content": [...]}`, checked

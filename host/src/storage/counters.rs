@@ -1,0 +1,33 @@
+//! Counts every host on a Redis store shares, each kept for one window of time: what quotas count.
+//!
+//! A host on SQLite answers `None`: its counts are its own, kept by the caller in memory,
+//! and the database is not touched for them.
+
+use std::time::Duration;
+
+use super::{Backend, Storage, StorageError, StorageSetting};
+
+impl Storage {
+    /// Adds one to the counter `key` (kept `ttl` past its first count) and answers the
+    /// new count, when the store is shared (Redis); `None` otherwise.
+    pub(crate) async fn count_shared(&self, key: &str, ttl: Duration) -> Result<Option<u64>, StorageError> {
+        if !matches!(self.setting, StorageSetting::Redis(_)) {
+            return Ok(None);
+        }
+        match self.backend().await?.as_ref() {
+            Backend::Redis(store) => store.count(key, ttl).await.map(Some),
+            Backend::Sqlite(_) => Ok(None),
+        }
+    }
+
+    /// The counter `key` without counting, when the store is shared; `None` otherwise.
+    pub(crate) async fn peek_shared(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        if !matches!(self.setting, StorageSetting::Redis(_)) {
+            return Ok(None);
+        }
+        match self.backend().await?.as_ref() {
+            Backend::Redis(store) => store.peek(key).await.map(Some),
+            Backend::Sqlite(_) => Ok(None),
+        }
+    }
+}
