@@ -315,6 +315,7 @@ fn help_lists_the_commands_and_exit_codes() {
         "13 the host could not run the call",
         "14 component failed to load",
         "15 cancelled",
+        "16 over the agent's quota",
     ];
     let table = format!("Exit codes: {}.", codes.join(", "));
     for expected in ["list", "inspect", "export", "call", "serve", "new", table.as_str()] {

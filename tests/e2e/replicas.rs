@@ -367,7 +367,7 @@ fn three_replicas_behind_haproxy_serve_one_pinned_toolset_and_one_storage_throug
     let (answered, unsettled) = (keys("keys"), keys("unsettled"));
     assert!(answered.len() >= 600, "{}", answered.len());
     let mut list = toolhost(&dirs[2]);
-    list.args(["storage", "keys", "app/kv:calls"]);
+    list.args(["storage", "keys", "app/kv@planner:calls"]);
     let listed = run(list);
     assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
     let stored: BTreeSet<String> = String::from_utf8_lossy(&listed.stdout).lines().map(str::to_owned).collect();
