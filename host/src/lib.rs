@@ -88,8 +88,8 @@ pub use crate::error::{
 pub use crate::host::{CallOptions, CallRecord, CallReport, ListingVersion, ToolCall, ToolHost, ToolHostBuilder};
 pub use crate::manifest::{ImportedPolicy, MAX_POLICY_BYTES, Manifest, ToolManifest, import_wassette_policy};
 pub use crate::policy::{
-    AgentQuota, Approval, ApprovalHook, ApprovalRequest, Caller, Explanation, Permit, Policy, PolicyRule, SessionTools,
-    ToolRule,
+    AgentQuota, Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver, Caller, Explanation, Permit, Policy,
+    PolicyRule, SessionTools, ToolRule,
 };
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
 pub use crate::registry::{

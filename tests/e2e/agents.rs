@@ -120,6 +120,60 @@ async fn the_approval_hook_sees_the_call_and_decides() {
     assert_eq!(asked.load(Ordering::SeqCst), 2);
 }
 
+/// Every approval is in the call's report and audit record: why it was asked, who
+/// answered (the operator's hook, the call's own approver, no one) and the answer.
+#[tokio::test]
+async fn approvals_and_denials_are_audited_with_who_answered() {
+    let operator: ApprovalHook = Arc::new(|request| {
+        async move {
+            match request.input["numbers"].as_array().map(Vec::len) {
+                Some(1) => Approval::Approved,
+                _ => Approval::Denied { reason: "one number at a time".into() },
+            }
+        }
+        .boxed()
+    });
+    let person: ApprovalHook = Arc::new(|_| async { Approval::Denied { reason: "not today".into() } }.boxed());
+    let (_tools, hooked) = approval_host(Some(operator)).await;
+    let (_tools2, open) = approval_host(None).await;
+    let caller = Caller::new("planner");
+    let with_person = toolhost::CallOptions { approver: Some(person.clone()), ..toolhost::CallOptions::default() };
+    let mut records = hooked.subscribe_calls();
+    let mut open_records = open.subscribe_calls();
+
+    let approved =
+        hooked.call_with(&caller, "math/add", json!({ "numbers": [1] }), &toolhost::CallOptions::default()).await;
+    let denied = hooked.call_with(&caller, "math/add", json!({ "numbers": [1, 2] }), &with_person).await;
+    let by_person = open.call_with(&caller, "math/add", json!({ "numbers": [1] }), &with_person).await;
+    let by_nobody =
+        open.call_with(&caller, "math/add", json!({ "numbers": [1] }), &toolhost::CallOptions::default()).await;
+    let unasked =
+        open.call_with(&caller, "text/slugify", json!({ "text": "x" }), &toolhost::CallOptions::default()).await;
+
+    let shown = |report: &toolhost::CallReport| serde_json::to_value(&report.approval).unwrap();
+    assert_eq!(
+        shown(&approved),
+        json!({ "asked_because": "the tool requires approval", "answered_by": "operator", "approved": true })
+    );
+    assert_eq!(
+        shown(&denied),
+        json!({ "asked_because": "the tool requires approval", "answered_by": "operator", "approved": false,
+                "denied_because": "one number at a time" }),
+        "the operator's hook decides before the caller's approver"
+    );
+    assert_eq!(shown(&by_person)["answered_by"], "caller");
+    assert_eq!(shown(&by_person)["denied_because"], "not today");
+    assert_eq!(shown(&by_nobody)["answered_by"], "nobody");
+    assert_eq!(unasked.approval, None);
+    let record = records.recv().await.unwrap();
+    assert_eq!(serde_json::to_value(&record.approval).unwrap(), shown(&approved), "the audit record says the same");
+    assert_eq!(records.recv().await.unwrap().outcome, "permission_denied");
+    let _ = open_records.recv().await.unwrap();
+    let _ = open_records.recv().await.unwrap();
+    let last = open_records.recv().await.unwrap();
+    assert!(last.approval.is_none() && last.requested == "text/slugify", "{last:?}");
+}
+
 #[tokio::test]
 async fn call_many_returns_one_result_per_call_in_order() {
     let tools = ToolsDir::with_examples();

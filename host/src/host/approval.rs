@@ -4,13 +4,14 @@ use serde_json::Value;
 
 use super::ToolHost;
 use crate::error::CallError;
-use crate::policy::{Approval, ApprovalHook, ApprovalRequest, Caller};
+use crate::policy::{Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver, Caller};
 use crate::registry::ToolEntry;
 use crate::tool::Risk;
 
 impl ToolHost {
     /// A call that needs approval runs only when its approver says so: the host's
-    /// approval hook, else the call's own approver; without either it never runs.
+    /// approval hook, else the call's own approver; without either it never runs. The
+    /// record says who answered what, for the audit log.
     pub(super) async fn check_approval(
         &self,
         caller: &Caller,
@@ -18,20 +19,41 @@ impl ToolHost {
         input: &Value,
         reason: String,
         call_approver: Option<&ApprovalHook>,
-    ) -> Result<(), CallError> {
-        let Some(approve) = self.approver(call_approver) else {
-            return Err(denied(caller, entry, format!("{reason}, and no approval hook is configured")));
+    ) -> (Result<(), CallError>, ApprovalRecord) {
+        let asked_because = reason.clone();
+        let mut record =
+            ApprovalRecord { asked_because, answered_by: Approver::Nobody, approved: false, denied_because: None };
+        let Some((approve, answered_by)) = self.approver_of(call_approver) else {
+            let refusal = format!("{reason}, and no approval hook is configured");
+            record.denied_because = Some("no one could be asked".to_owned());
+            return (Err(denied(caller, entry, refusal)), record);
         };
+        record.answered_by = answered_by;
         match approve(approval_request(caller, (entry, self.risk_of(entry)), input.clone(), reason)).await {
-            Approval::Approved => Ok(()),
-            Approval::Denied { reason } => Err(denied(caller, entry, format!("approval denied: {reason}"))),
+            Approval::Approved => {
+                record.approved = true;
+                (Ok(()), record)
+            }
+            Approval::Denied { reason } => {
+                record.denied_because = Some(reason.clone());
+                (Err(denied(caller, entry, format!("approval denied: {reason}"))), record)
+            }
+        }
+    }
+
+    /// [`Self::approver`], and who that is.
+    fn approver_of<'a>(&'a self, call_approver: Option<&'a ApprovalHook>) -> Option<(&'a ApprovalHook, Approver)> {
+        match (&self.approval, call_approver) {
+            (Some(operator), _) => Some((operator, Approver::Operator)),
+            (None, Some(caller)) => Some((caller, Approver::Caller)),
+            (None, None) => None,
         }
     }
 
     /// Who decides a call that needs approval: the operator's hook first, so that a
     /// client never approves what the operator decides.
     fn approver<'a>(&'a self, call_approver: Option<&'a ApprovalHook>) -> Option<&'a ApprovalHook> {
-        self.approval.as_ref().or(call_approver)
+        self.approver_of(call_approver).map(|(hook, _)| hook)
     }
 
     /// What the call's own approver ([`CallOptions::approver`]) would be asked before a

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use crate::policy::Caller;
+use crate::policy::{ApprovalRecord, Caller};
 use crate::sandbox::DeniedRequest;
 use crate::tool::SourceKind;
 
@@ -57,6 +57,9 @@ pub struct CallRecord {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     /// Outgoing requests the allow-list refused.
     pub denied_requests: Vec<DeniedRequest>,
+    /// Why the call needed approval, who answered and what, when it needed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalRecord>,
 }
 
 /// Fans call records out to subscribers and the optional JSONL file.
@@ -193,6 +196,7 @@ mod tests {
             output_bytes: 0,
             dropped_log_bytes: 0,
             denied_requests: Vec::new(),
+            approval: None,
         }
     }
 

@@ -28,7 +28,7 @@ use super::ToolHost;
 use super::report::{CallOptions, CallReport, Recorder, ToolCall};
 use crate::error::{CallError, Violation};
 use crate::names::NameForm;
-use crate::policy::{Caller, Permit};
+use crate::policy::{ApprovalRecord, Caller, Permit};
 use crate::registry::ToolEntry;
 use crate::sandbox::{CapturedOutput, DeniedRequest};
 use crate::schema::{ArgumentShape, WRAPPED_INPUT, nesting_violation};
@@ -135,9 +135,10 @@ impl ToolHost {
             Ok(admission) => admission,
             Err(error) => return (Err(error), Usage::default()),
         };
-        let input = match self.checked_input(caller, entry, form, permit, input, options).await {
+        let mut approval = None;
+        let input = match self.checked_input(caller, (entry, form, permit), input, options, &mut approval).await {
             Ok(input) => input,
-            Err(error) => return (Err(error), Usage::default()),
+            Err(error) => return (Err(error), Usage { approval, ..Usage::default() }),
         };
         let Ok(_slot) = self.call_slots.acquire().await else {
             let error = CallError::Host { tool: entry.full_name.clone(), message: "the host is shutting down".into() };
@@ -161,6 +162,7 @@ impl ToolHost {
             output_bytes,
             captured: ran.captured,
             denied_requests: ran.denied_requests,
+            approval,
         };
         let outcome = match (output, ran.writes) {
             (Ok(output), Some(writes)) => writes.commit(&entry.full_name).await.map(|()| output),
@@ -174,18 +176,19 @@ impl ToolHost {
     async fn checked_input(
         &self,
         caller: &Caller,
-        entry: &ToolEntry,
-        form: NameForm,
-        permit: Permit,
+        (entry, form, permit): (&ToolEntry, NameForm, Permit),
         input: Value,
         options: &CallOptions,
+        approval: &mut Option<ApprovalRecord>,
     ) -> Result<Value, CallError> {
         let input = tool_input(entry, form, input)?;
         if let Some(violation) = nesting_violation(&input) {
             return Err(CallError::InputInvalid { tool: entry.full_name.clone(), violations: vec![violation] });
         }
         if let Some(reason) = permit.approval {
-            self.check_approval(caller, entry, &input, reason, options.approver.as_ref()).await?;
+            let (answer, record) = self.check_approval(caller, entry, &input, reason, options.approver.as_ref()).await;
+            *approval = Some(record);
+            answer?;
         }
         entry
             .def()
@@ -228,6 +231,7 @@ struct Usage {
     output_bytes: u64,
     captured: CapturedOutput,
     denied_requests: Vec<DeniedRequest>,
+    approval: Option<ApprovalRecord>,
 }
 
 impl Usage {
@@ -236,6 +240,7 @@ impl Usage {
         report.output_bytes = self.output_bytes;
         report.captured = self.captured;
         report.denied_requests = self.denied_requests;
+        report.approval = self.approval;
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::ToolHost;
 use super::audit::CallRecord;
 use crate::error::CallError;
-use crate::policy::{ApprovalHook, Caller};
+use crate::policy::{ApprovalHook, ApprovalRecord, Caller};
 use crate::progress::ProgressHook;
 use crate::sandbox::{CapturedOutput, DeniedRequest};
 use crate::tool::{OutputForm, SourceKind};
@@ -85,6 +85,8 @@ pub struct CallReport {
     /// Why the tool the name meant is hidden from the caller, who was told it does not
     /// exist (for the operator: the audit record says `permission_denied`).
     pub hidden_because: Option<String>,
+    /// Why the call needed approval, who answered and what, when it needed it.
+    pub approval: Option<ApprovalRecord>,
 }
 
 impl CallReport {
@@ -106,6 +108,7 @@ impl CallReport {
             captured: CapturedOutput::default(),
             denied_requests: Vec::new(),
             hidden_because: None,
+            approval: None,
         }
     }
 
@@ -168,6 +171,7 @@ impl CallReport {
             output_bytes: report.output_bytes,
             dropped_log_bytes: report.captured.dropped_bytes,
             denied_requests: report.denied_requests.clone(),
+            approval: report.approval.clone(),
         }
     }
 }

@@ -60,3 +60,31 @@ pub enum Approval {
 /// or above the risk a policy rule's `approve_above` lets through (a human in the loop,
 /// a second model, a rules engine…).
 pub type ApprovalHook = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync>;
+
+/// Who answered a call's approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approver {
+    /// The host's own approval hook: the operator's decision.
+    Operator,
+    /// The call's own approver: the person behind the caller's client (an MCP
+    /// elicitation) or at the terminal.
+    Caller,
+    /// No one could be asked: the call was refused for it.
+    Nobody,
+}
+
+/// How a call's approval went, for the audit record: why it was asked, who answered, and
+/// the answer (with the denial's reason).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ApprovalRecord {
+    /// Why the call needed approval.
+    pub asked_because: String,
+    /// Who answered.
+    pub answered_by: Approver,
+    /// Whether the call was let through.
+    pub approved: bool,
+    /// The reason of a denial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denied_because: Option<String>,
+}

@@ -35,7 +35,7 @@ mod sessions;
 mod tools;
 
 use crate::tool::{Risk, ToolPolicy};
-pub use approval::{Approval, ApprovalHook, ApprovalRequest};
+pub use approval::{Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver};
 pub use caller::Caller;
 pub use quotas::AgentQuota;
 pub use sessions::SessionTools;
