@@ -67,7 +67,7 @@ impl Components {
             label: Arc::from(tool),
             limits: &def.limits,
             grants: component.grants.clone(),
-            services: self.services_for(context),
+            services: self.services_for(context, &component.grants),
         };
         let measured = |bytes: usize| context.input_bytes.store(bytes as u64, Ordering::Relaxed);
         let (produced, consumed) = match &code.kind {
@@ -107,12 +107,15 @@ impl Components {
 }
 
 impl Components {
-    /// What the host lends one call: its resolver, the store, and who is calling.
-    fn services_for(&self, context: &RunContext<'_>) -> Services {
+    /// What the host lends one call: its resolver, the store, and who is calling (only
+    /// to a component that may learn it or keeps state per agent: the hot path of every
+    /// other call copies no caller).
+    fn services_for(&self, context: &RunContext<'_>, grants: &crate::sandbox::Grants) -> Services {
+        let stores = !grants.storage.buckets.is_empty() || !grants.storage.shared.is_empty();
         Services {
             resolver: self.resolver.clone(),
             storage: Some(context.storage.clone()),
-            caller: Some(context.caller.clone()),
+            caller: (grants.caller || stores).then(|| context.caller.clone()),
         }
     }
 }
