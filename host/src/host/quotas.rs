@@ -64,6 +64,12 @@ impl ToolHost {
         let Some(quota) = self.policy.load().quota_for(caller).cloned() else {
             return Ok(Admission { counts: None });
         };
+        // Boxed: the store's counting future is large, and every call's future would
+        // carry it, quota or not.
+        Box::pin(self.admit_under(caller, tool, quota)).await
+    }
+
+    async fn admit_under(&self, caller: &Caller, tool: &str, quota: AgentQuota) -> Result<Admission, CallError> {
         let admission = self.take_running_place(caller, tool, &quota)?;
         if let Some(limit) = quota.calls_per_minute {
             let (window, left) = window_now();
