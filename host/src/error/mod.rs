@@ -79,6 +79,15 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// Whole seconds (at least one) after which the same call may succeed, for an error
+    /// that says so: a quota's.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            CallError::QuotaExceeded { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+            _ => None,
+        }
+    }
+
     /// A short, stable name for the kind of error, used in audit records, CLI exit codes
     /// and protocol responses.
     pub fn kind(&self) -> ErrorKind {

@@ -53,6 +53,12 @@ fn window_now() -> (u64, Duration) {
     (window, ends.saturating_sub(now))
 }
 
+/// The shared counter of `agent`'s calls started in `window`. The window, a number, is
+/// always after the last `:`, so a key names one agent and one window.
+fn calls_key(agent: &str, window: u64) -> String {
+    format!("calls:{agent}:{window}")
+}
+
 fn over(caller: &Caller, tool: &str, quota: String, retry_after: Duration) -> CallError {
     CallError::QuotaExceeded { tool: tool.to_owned(), agent: caller.agent.clone(), quota, retry_after }
 }
@@ -93,7 +99,7 @@ impl ToolHost {
         }
         let limit = quota.calls_per_minute?;
         let (window, left) = window_now();
-        let key = format!("calls:{}:{window}", caller.agent);
+        let key = calls_key(&caller.agent, window);
         let counted = match self.storage.peek_shared(&key).await {
             Ok(Some(shared)) => shared,
             _ => self.local_started(&caller.agent, window).into(),
@@ -115,7 +121,7 @@ impl ToolHost {
     /// Counts a call's start in `window`: in the shared store when there is one, else
     /// (or when it cannot be reached) here.
     async fn count_start(&self, caller: &Caller, window: u64) -> u64 {
-        let key = format!("calls:{}:{window}", caller.agent);
+        let key = calls_key(&caller.agent, window);
         match self.storage.count_shared(&key, WINDOW * 2).await {
             Ok(Some(count)) => return count,
             Ok(None) => {}

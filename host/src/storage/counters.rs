@@ -11,10 +11,8 @@ impl Storage {
     /// Adds one to the counter `key` (kept `ttl` past its first count) and answers the
     /// new count, when the store is shared (Redis); `None` otherwise.
     pub(crate) async fn count_shared(&self, key: &str, ttl: Duration) -> Result<Option<u64>, StorageError> {
-        if !matches!(self.setting, StorageSetting::Redis(_)) {
-            return Ok(None);
-        }
-        match self.backend().await?.as_ref() {
+        let Some(backend) = self.shared_backend().await? else { return Ok(None) };
+        match backend.as_ref() {
             Backend::Redis(store) => store.count(key, ttl).await.map(Some),
             Backend::Sqlite(_) => Ok(None),
         }
@@ -22,12 +20,19 @@ impl Storage {
 
     /// The counter `key` without counting, when the store is shared; `None` otherwise.
     pub(crate) async fn peek_shared(&self, key: &str) -> Result<Option<u64>, StorageError> {
-        if !matches!(self.setting, StorageSetting::Redis(_)) {
-            return Ok(None);
-        }
-        match self.backend().await?.as_ref() {
+        let Some(backend) = self.shared_backend().await? else { return Ok(None) };
+        match backend.as_ref() {
             Backend::Redis(store) => store.peek(key).await.map(Some),
             Backend::Sqlite(_) => Ok(None),
+        }
+    }
+
+    /// The database when it is shared (Redis), opened on first use; `None` for SQLite,
+    /// which is not opened for counts.
+    async fn shared_backend(&self) -> Result<Option<std::sync::Arc<Backend>>, StorageError> {
+        match self.setting {
+            StorageSetting::Redis(_) => self.backend().await.map(Some),
+            _ => Ok(None),
         }
     }
 }

@@ -354,9 +354,9 @@ pub(crate) async fn quotas(
     if let Some(name) = called
         && let Some(error) = host.refuse_over_quota(&caller, name).await
     {
-        let refused = crate::serve::mcp::over_quota(&error);
-        let mut response = json_rpc_error(StatusCode::TOO_MANY_REQUESTS, request_id(&bytes), -32000, &refused.message);
-        let retry_after = refused.data.as_ref().and_then(|data| data["retry_after"].as_u64()).unwrap_or(1);
+        let message = error.to_string();
+        let mut response = json_rpc_error(StatusCode::TOO_MANY_REQUESTS, request_id(&bytes), SERVER_BUSY, &message);
+        let retry_after = error.retry_after_secs().unwrap_or(1);
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         return response;
     }

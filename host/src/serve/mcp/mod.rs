@@ -35,4 +35,4 @@ pub(crate) use handler::McpServer;
 pub(crate) use inline::{CallWork, CallsInFlight, Running, cancelled_request, poll_call, start as start_inline};
 pub use progress::PROGRESS_INTERVAL;
 pub(crate) use request::{Authenticated, Disconnect, NoQuestions, SESSION_HEADER, SessionEvents};
-pub(crate) use shared::{Shared, over_quota};
+pub(crate) use shared::Shared;

@@ -119,16 +119,12 @@ impl Shared {
 }
 
 /// JSON-RPC's code for errors of the server's own: here, a limit reached.
-pub(crate) const OVER_A_LIMIT: i32 = -32000;
+const OVER_A_LIMIT: i32 = -32000;
 
 /// A call over its agent's quota: a JSON-RPC error, not a tool's failure (the tool never
 /// ran), saying when to retry (`data.retry_after`, seconds).
-pub(crate) fn over_quota(error: &CallError) -> ErrorData {
-    let retry_after = match error {
-        CallError::QuotaExceeded { retry_after, .. } => retry_after.as_secs().max(1),
-        _ => 1,
-    };
-    let data = json!({ "kind": error.kind().as_str(), "retry_after": retry_after });
+fn over_quota(error: &CallError) -> ErrorData {
+    let data = json!({ "kind": error.kind().as_str(), "retry_after": error.retry_after_secs().unwrap_or(1) });
     ErrorData::new(rmcp::model::ErrorCode(OVER_A_LIMIT), error.to_string(), Some(data))
 }
 
