@@ -56,6 +56,7 @@ pub mod redact;
 mod schema;
 mod secret;
 pub mod text;
+mod tls;
 mod tool;
 mod units;
 // Floor 2, mechanisms:

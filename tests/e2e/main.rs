@@ -23,6 +23,7 @@ mod link_order;
 mod load_errors;
 mod mcp;
 mod native;
+mod oauth;
 mod oci;
 mod other_hosts;
 mod plain;

@@ -70,6 +70,10 @@
 //! agent = "planner"
 //! sha256 = "…"                  # or: file = "…", env = "…"
 //!
+//! [oauth]                       # OAuth access tokens too (see oauth.rs)
+//! issuer = "https://auth.example.com"
+//! resource = "https://tools.example.com/mcp"
+//!
 //! [http]                        # bounds of `serve --http`; defaults in serve/http/limits.rs
 //! max_connections = 4096
 //! header_timeout = "30s"        # to send a request's headers (and a kept-alive connection's idle time)
@@ -87,6 +91,7 @@
 mod engine;
 mod http;
 mod layers;
+mod oauth;
 mod signatures;
 mod storage;
 mod tokens;
@@ -132,7 +137,8 @@ pub struct HostConfig {
     pub policy: Policy,
     /// A JSON line per call attempt goes here.
     pub audit_jsonl: Option<PathBuf>,
-    /// Bearer tokens of the HTTP server and the agents they stand for.
+    /// Bearer tokens of the HTTP server and the agents they stand for, and the OAuth
+    /// access tokens it takes.
     pub tokens: Tokens,
     /// What one client may take of the HTTP server.
     pub http: HttpLimits,
@@ -190,6 +196,7 @@ struct RawConfig {
     token: Vec<Spanned<tokens::RawToken>>,
     #[serde(default)]
     http: http::RawHttp,
+    oauth: Option<Spanned<oauth::RawOAuth>>,
     storage: Option<Spanned<storage::RawStorage>>,
     #[serde(default)]
     upstream: Vec<Spanned<upstream::RawUpstream>>,
@@ -302,7 +309,10 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     let cache = engine::cache_setting(base, &raw.cache);
     let precompiled = raw.cache.precompiled.map(|dir| base.join(dir));
     let audit_jsonl = raw.audit.jsonl.map(|path| base.join(path));
-    let tokens = tokens::tokens(base, raw.token)?;
+    let mut tokens = tokens::tokens(base, raw.token)?;
+    if let Some(raw) = raw.oauth {
+        tokens = tokens.with_oauth(oauth::oauth(raw.span(), raw.into_inner())?);
+    }
     let approval_key = raw.http.approval_key.take().map(|secret| http::approval_key(base, secret)).transpose()?;
     let http = http::http_limits(raw.http)?;
     let storage = storage::storage_setting(base, raw.storage)?;
@@ -354,47 +364,4 @@ impl HostConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
-    use std::time::Duration;
-
-    use super::HostConfig;
-    use crate::registry::Layer;
-    use crate::runtime::CacheSetting;
-
-    #[test]
-    fn layers_resolve_relative_to_the_file_in_order() {
-        let config = HostConfig::parse(
-            Path::new("/etc/toolhost/toolhost.toml"),
-            "[[layer]]\nname = \"project\"\nroot = \"tools\"\n\n[[layer]]\nname = \"stdlib\"\nroot = \"/usr/share/stdlib\"\nstdlib = true\n\n[defaults]\ntimeout = \"2s\"\n\n[engine]\nmax_memory = \"512 MiB\"\n\n[cache]\nenabled = false\n",
-        )
-        .unwrap();
-        assert_eq!(
-            config.layers,
-            vec![Layer::directory("project", "/etc/toolhost/tools"), Layer::stdlib("/usr/share/stdlib".into()),]
-        );
-        assert_eq!(config.defaults.timeout, Duration::from_secs(2));
-        assert_eq!(config.engine.max_memory, 512 << 20);
-        assert_eq!(config.cache, CacheSetting::Disabled);
-    }
-
-    #[test]
-    fn errors_name_file_and_line() {
-        let error =
-            HostConfig::parse(Path::new("t.toml"), "[engine]\nmax_memory = \"1 GiB\"\nthreads = 4\n").unwrap_err();
-        assert_eq!(error.line, 3);
-        assert!(error.problem.contains("unknown field `threads`"), "{error}");
-        let error = HostConfig::parse(Path::new("t.toml"), "[engine]\nmax_memory = \"0\"\n").unwrap_err();
-        assert_eq!(error.line, 2);
-        assert!(error.problem.contains("at least 64 KiB"), "{error}");
-        let error = HostConfig::parse(Path::new("t.toml"), "[defaults]\nmemory = \"2 GiB\"\n").unwrap_err();
-        assert!(error.problem.contains("over the host's ceiling"), "{error}");
-        let error = HostConfig::parse(
-            Path::new("t.toml"),
-            "[[layer]]\nname = \"a\"\nroot = \"x\"\n[[layer]]\nname = \"a\"\nroot = \"y\"\n",
-        )
-        .unwrap_err();
-        assert_eq!(error.line, 4, "the line of the second `[[layer]]`");
-        assert!(error.to_string().starts_with("t.toml, line 4: layer `a` is defined twice"), "{error}");
-    }
-}
+mod tests;

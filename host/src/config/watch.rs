@@ -15,7 +15,7 @@ impl HostConfig {
     /// serving, after each burst of writes settles for `debounce`: the `[[upstream]]`
     /// servers, as [`ToolHost::set_upstreams`] does, new pins, as
     /// [`ToolHost::set_pins`] does, the `[[policy]]` rules, as [`ToolHost::set_policy`]
-    /// does, and the `[[token]]`s into `tokens` (the HTTP server's, when there is one).
+    /// does, and the `[[token]]`s and `[oauth]` into `tokens` (the HTTP server's, when there is one).
     /// A file that no longer parses changes nothing and is logged with its line, the
     /// last good configuration serving on; edits of other sections are logged as
     /// needing a restart. Stops when the handle is dropped.
@@ -99,7 +99,7 @@ async fn apply(
     };
     if served_as_is(&next) != served_as_is(&current) {
         tracing::warn!(
-            "{}: changes outside [[upstream]], [[policy]], [[tool]], [[quota]] and [[token]] take effect at the next start",
+            "{}: changes outside [[upstream]], [[policy]], [[tool]], [[quota]], [[token]] and [oauth] take effect at the next start",
             path.display()
         );
     }

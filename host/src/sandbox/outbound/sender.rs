@@ -5,7 +5,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -119,20 +118,9 @@ const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(600);
 trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Sync + Unpin + 'static {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Sync + Unpin + 'static> Stream for T {}
 
-/// One TLS client configuration for the process: webpki's root certificates.
+/// The host's TLS client configuration (`crate::tls`), as a connector.
 fn tls_connector() -> tokio_rustls::TlsConnector {
-    static CONFIG: std::sync::OnceLock<Arc<rustls::ClientConfig>> = std::sync::OnceLock::new();
-    let config = CONFIG.get_or_init(|| {
-        let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("ring supports the default protocol versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        Arc::new(config)
-    });
-    tokio_rustls::TlsConnector::from(config.clone())
+    tokio_rustls::TlsConnector::from(crate::tls::client_config())
 }
 
 /// A response body that fails when the server goes quiet for longer than the guest's

@@ -1,7 +1,8 @@
-//! Who is calling over HTTP: bearer tokens, each standing for an agent, and the sessions bound to their agent.
+//! The credentials the HTTP server takes: its own bearer tokens, each standing for an agent, OAuth, and sessions' owners.
 //!
-//! Who is calling over HTTP: bearer tokens, each standing for an agent, and the MCP
-//! sessions bound to the agent that opened them.
+//! The credentials the HTTP server takes: bearer tokens of its own, each standing for
+//! an agent, and, when configured, access tokens of an OAuth authorization server
+//! ([`OAuth`]); and the MCP sessions bound to the agent that opened them.
 //!
 //! Tokens are kept only as SHA-256 digests (a configuration may hold the digest itself,
 //! so no secret need sit in `toolhost.toml`); a presented token is hashed and compared
@@ -14,21 +15,24 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
+
+use crate::serve::http::oauth::OAuth;
 use subtle::ConstantTimeEq;
 
 /// The SHA-256 digest of a token.
 pub type TokenDigest = [u8; 32];
 
-/// Bearer tokens and the agents they stand for.
+/// Bearer tokens and the agents they stand for, and the OAuth access tokens taken.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Tokens {
     entries: Vec<(TokenDigest, String)>,
+    oauth: Option<OAuth>,
 }
 
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let agents: Vec<&str> = self.entries.iter().map(|(_, agent)| agent.as_str()).collect();
-        f.debug_struct("Tokens").field("agents", &agents).finish_non_exhaustive()
+        f.debug_struct("Tokens").field("agents", &agents).field("oauth", &self.oauth).finish_non_exhaustive()
     }
 }
 
@@ -49,9 +53,20 @@ impl Tokens {
         self
     }
 
-    /// Whether no token is configured.
+    /// Takes access tokens as `oauth` says, beside the tokens of the server's own.
+    pub fn with_oauth(mut self, oauth: OAuth) -> Tokens {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// How access tokens are checked, when they are taken.
+    pub fn oauth(&self) -> Option<&OAuth> {
+        self.oauth.as_ref()
+    }
+
+    /// Whether no credential is configured: no token and no OAuth.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.oauth.is_none()
     }
 
     /// The agent `presented` stands for. Every digest is compared, each in constant
@@ -85,8 +100,12 @@ impl LiveTokens {
         self.0.load_full()
     }
 
-    /// Accepts `tokens` from the next request on.
-    pub fn replace(&self, tokens: Tokens) {
+    /// Accepts `tokens` from the next request on; the issuer keys read so far are kept
+    /// when the OAuth settings did not change.
+    pub fn replace(&self, mut tokens: Tokens) {
+        if let (Some(next), Some(current)) = (tokens.oauth.take(), self.current().oauth.as_ref()) {
+            tokens.oauth = Some(next.keeping_keys_of(current));
+        }
         self.0.store(std::sync::Arc::new(tokens));
     }
 }

@@ -1,7 +1,8 @@
-//! What the HTTP server does around the MCP SDK's session service: tokens, body limits, protocol answers.
+//! What the HTTP server does around the MCP SDK's session service: body limits, quotas, protocol answers.
 //!
-//! What the HTTP server does around the MCP SDK's session service: bearer tokens and
-//! session owners, POST bodies read within their size and time limits, JSON-RPC answers
+//! What the HTTP server does around the MCP SDK's session service, once
+//! [`crate::serve::http::door`] let a request in: POST bodies read within their size and
+//! time limits, the agent's quota, JSON-RPC answers
 //! to bodies that are not messages and to sessions or streams past their limits, `204`
 //! to a session's `DELETE`, and cancellation of a call whose client went away.
 
@@ -20,7 +21,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::Caller;
-use crate::serve::http::auth::{LiveTokens, SessionOwners};
 use crate::serve::http::sessions::{self, BoundedSessions};
 use crate::serve::mcp::{Authenticated, Disconnect, SESSION_HEADER};
 
@@ -28,71 +28,7 @@ use crate::serve::mcp::{Authenticated, Disconnect, SESSION_HEADER};
 /// implementation's): here, a limit reached.
 const SERVER_BUSY: i64 = -32000;
 
-/// What authentication checks requests with.
-pub(crate) struct Authenticator {
-    pub(crate) tokens: LiveTokens,
-    /// Whether the server may answer without credentials while it has no token: it
-    /// started without any (on loopback, or told to). A server that started with tokens
-    /// refuses every request once an edit takes all of them away.
-    pub(crate) open_without_tokens: bool,
-    pub(crate) owners: SessionOwners,
-    pub(crate) sessions: Arc<BoundedSessions>,
-}
-
-/// Lets through requests with a valid bearer token, marked with the agent it stands
-/// for, and only into sessions that agent opened; answers the rest `401` (with the
-/// `WWW-Authenticate` challenge) or as an unknown session.
-pub(crate) async fn authenticate(State(auth): State<Arc<Authenticator>>, mut request: Request, next: Next) -> Response {
-    let tokens = auth.tokens.current();
-    if tokens.is_empty() && auth.open_without_tokens {
-        return next.run(request).await;
-    }
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")));
-    let Some(agent) = presented.and_then(|token| tokens.agent_for(token.trim())).map(str::to_owned) else {
-        return unauthorized(presented.is_some());
-    };
-    let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    if let Some(session) = &session
-        && !auth.owners.may_use(session, &agent)
-    {
-        tracing::info!(agent = %agent, "refused a request into another agent's MCP session");
-        return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
-    }
-    let closing = request.method() == Method::DELETE;
-    request.extensions_mut().insert(Authenticated { agent: agent.clone() });
-    let response = next.run(request).await;
-    let opened = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-    match (&session, opened) {
-        (None, Some(opened)) => {
-            if auth.owners.needs_sweep() {
-                auth.owners.keep_only(&auth.sessions.live_ids());
-            }
-            auth.owners.bind(opened, &agent);
-        }
-        (Some(session), _) if closing && response.status().is_success() => auth.owners.forget(session),
-        _ => {}
-    }
-    response
-}
-
-fn unauthorized(presented: bool) -> Response {
-    // RFC 6750: a request without credentials gets the bare challenge; one with a bad
-    // token is told the token is invalid.
-    let challenge = if presented {
-        r#"Bearer realm="toolhost", error="invalid_token", error_description="the token is not valid for this server""#
-    } else {
-        r#"Bearer realm="toolhost""#
-    };
-    let mut response = plain(StatusCode::UNAUTHORIZED, "Unauthorized: a bearer token is required");
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-    response
-}
-
-fn plain(status: StatusCode, text: &'static str) -> Response {
+pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = Response::new(Body::from(text));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));

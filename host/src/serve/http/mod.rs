@@ -9,9 +9,11 @@
 mod auth;
 mod connections;
 mod direct;
+mod door;
 mod hosts;
 mod limits;
 mod middleware;
+mod oauth;
 mod sessions;
 
 pub(crate) use auth::parse_digest;
@@ -19,6 +21,8 @@ pub use auth::{LiveTokens, Tokens, digest, new_token};
 pub use connections::raise_open_file_limit;
 pub use limits::HttpLimits;
 pub(crate) use limits::bounds;
+pub(crate) use oauth::check_address;
+pub use oauth::{OAuth, OAuthSettings};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,8 +39,9 @@ use crate::upstream::UpstreamState;
 use auth::SessionOwners;
 use connections::{listen, serve_connections};
 use direct::{DirectCalls, DirectSessions};
+use door::Authenticator;
 use hosts::AllowedHosts;
-use middleware::{Authenticator, BodyLimits};
+use middleware::BodyLimits;
 use sessions::BoundedSessions;
 
 /// The path the Streamable HTTP endpoint is mounted at.
@@ -182,15 +187,27 @@ fn http_router(
     let mut metrics = axum::Router::new().route("/metrics", axum::routing::get(metrics_text).with_state(metrics_state));
     let open_without_tokens = options.tokens.current().is_empty();
     let owners = SessionOwners::default();
+    let metadata = resource_metadata(options.tokens.clone());
     let auth = Arc::new(Authenticator { tokens: options.tokens, open_without_tokens, owners, sessions });
-    mcp = mcp.route_layer(from_fn_with_state(auth.clone(), middleware::authenticate));
-    metrics = metrics.route_layer(from_fn_with_state(auth, middleware::authenticate));
+    mcp = mcp.route_layer(from_fn_with_state(auth.clone(), door::authenticate));
+    metrics = metrics.route_layer(from_fn_with_state(auth, door::authenticate));
     // Before anything else: a request for another site's name (DNS rebinding) or from
     // another site's page reaches no route that answers with data.
     mcp = mcp.route_layer(from_fn_with_state(allowed.clone(), hosts::check_host_and_origin));
     metrics = metrics.route_layer(from_fn_with_state(allowed, hosts::check_host_and_origin));
-    let router = mcp.merge(metrics).merge(probes(host));
+    let router = mcp.merge(metrics).merge(probes(host)).merge(metadata);
     (router, stop)
+}
+
+/// The Protected Resource Metadata of OAuth, at its well-known path with and without
+/// the resource's path after it (RFC 9728 puts `/mcp` there), without credentials.
+fn resource_metadata(tokens: LiveTokens) -> axum::Router {
+    use axum::routing::get;
+    let path_after = format!("{}/{{*resource}}", oauth::METADATA_PATH);
+    axum::Router::new()
+        .route(oauth::METADATA_PATH, get(door::resource_metadata))
+        .route(&path_after, get(door::resource_metadata))
+        .with_state(tokens)
 }
 
 /// `GET /health` (the process answers) and `GET /ready` (the first load finished and

@@ -129,7 +129,7 @@ pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) 
                 custom_headers.insert(header, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom_headers);
-            let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
+            let transport = StreamableHttpClientTransport::with_client(crate::tls::http_client()?, config);
             let redactor = Arc::new(Redactor::new(secrets.iter().map(String::as_str)));
             let connection = listener
                 .serve(transport)
@@ -211,22 +211,4 @@ async fn bounded_line(
             return Ok((read, cut));
         }
     }
-}
-
-/// An HTTP client that writes small messages at once (`TCP_NODELAY`), verifies servers
-/// against the webpki roots with the host's rustls provider, and follows no redirect:
-/// the configured headers (credentials) go to the configured URL and nowhere else.
-fn http_client() -> Result<reqwest::Client, String> {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS configuration: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .tls_backend_preconfigured(tls)
-        .build()
-        .map_err(|e| format!("HTTP client: {e}"))
 }
