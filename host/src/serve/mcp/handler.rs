@@ -46,7 +46,8 @@ impl McpServer {
         if request.get_meta().get_progress_token().is_some() {
             return false;
         }
-        let caller = self.shared.caller_of(request.extensions());
+        // A thread named badly is refused where the SDK answers.
+        let Ok(caller) = self.shared.caller_of(request.extensions(), request.get_meta()) else { return false };
         self.shared.host.runs_without_call_approver(&caller, &call.params.name)
     }
 
@@ -120,7 +121,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = self.shared.caller_of(&context.extensions);
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
         // Most clients list once, right after initialize: while the server starts, give
         // its components a moment to load, then list what is served (`list_changed`
         // tells of the rest).
@@ -139,7 +140,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = self.shared.caller_of(&context.extensions);
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
         let input = Value::Object(request.arguments.clone().unwrap_or_default());
         let approver = match self.approver(&caller, &request, &input, &context).await {
             Ok(approver) => approver,

@@ -34,5 +34,6 @@ pub use approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
 pub(crate) use handler::McpServer;
 pub(crate) use inline::{CallWork, CallsInFlight, Running, cancelled_request, poll_call, start as start_inline};
 pub use progress::PROGRESS_INTERVAL;
+pub use request::THREAD_META;
 pub(crate) use request::{Authenticated, Disconnect, NoQuestions, SESSION_HEADER, SessionEvents};
 pub(crate) use shared::Shared;

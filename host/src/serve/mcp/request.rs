@@ -42,18 +42,44 @@ pub(crate) fn http_session(extensions: &rmcp::model::Extensions) -> Option<&str>
     parts.headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok())
 }
 
-/// Who makes a request: the agent its bearer token stands for (else `default`'s), in
-/// the MCP session it names (none on stdio and stateless requests).
-pub(crate) fn caller_of(extensions: &rmcp::model::Extensions, default: &Caller) -> Caller {
+/// The `_meta` key of a request that names the thread (conversation) its client acts
+/// for: `{"_meta": {"toolhost/thread": "review-42"}}` on `tools/list` or `tools/call`.
+pub const THREAD_META: &str = "toolhost/thread";
+
+/// The longest thread name taken.
+const MAX_THREAD_LEN: usize = 128;
+
+/// Who makes a request: the agent its bearer token stands for (else `default`'s), in the
+/// thread its `_meta` names, else in the MCP session it names (else `default`'s; none on
+/// stdio and stateless requests); refused when `_meta` names a thread badly.
+pub(crate) fn caller_of(
+    extensions: &rmcp::model::Extensions,
+    meta: &rmcp::model::RequestMetaObject,
+    default: &Caller,
+) -> Result<Caller, rmcp::model::ErrorData> {
+    let thread = match meta.get(THREAD_META) {
+        None => None,
+        Some(serde_json::Value::String(thread)) if is_thread_name(thread) => Some(thread.clone()),
+        Some(_) => {
+            let message = format!(
+                "`_meta.{THREAD_META}` must be a string of 1 to {MAX_THREAD_LEN} bytes without control characters"
+            );
+            return Err(rmcp::model::ErrorData::invalid_params(message, None));
+        }
+    };
     let Some(parts) = extensions.get::<http::request::Parts>() else {
-        return default.clone();
+        return Ok(Caller { agent: default.agent.clone(), session: thread.or_else(|| default.session.clone()) });
     };
     let agent = match parts.extensions.get::<Authenticated>() {
         Some(authenticated) => authenticated.agent.clone(),
         None => default.agent.clone(),
     };
-    let session = http_session(extensions);
-    Caller { agent, session: session.map(str::to_owned).or_else(|| default.session.clone()) }
+    let session = thread.or_else(|| http_session(extensions).map(str::to_owned)).or_else(|| default.session.clone());
+    Ok(Caller { agent, session })
+}
+
+fn is_thread_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_THREAD_LEN && !name.chars().any(char::is_control)
 }
 
 /// The token that stops a call when its HTTP client goes away (none on stdio).

@@ -61,8 +61,12 @@ impl Shared {
     }
 
     /// Who makes a request (see [`caller_of`]).
-    pub(super) fn caller_of(&self, extensions: &rmcp::model::Extensions) -> Caller {
-        caller_of(extensions, &self.caller)
+    pub(super) fn caller_of(
+        &self,
+        extensions: &rmcp::model::Extensions,
+        meta: &rmcp::model::RequestMetaObject,
+    ) -> Result<Caller, rmcp::model::ErrorData> {
+        caller_of(extensions, meta, &self.caller)
     }
 
     /// The tools `caller` may call, rebuilt only when the snapshot or the policy
