@@ -527,3 +527,40 @@ async fn an_agent_over_its_quota_is_refused_and_another_is_not() {
     first.set_policy(Policy::allow_all());
     assert!(first.call_as(&ci, "app/run", sleep(0)).await.is_ok());
 }
+
+/// Fuel per minute: a call starts only while its agent burned less than its quota in the
+/// clock minute, counted across hosts sharing a Redis store; another agent is not slowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_burned_its_fuel_for_the_minute_waits_for_the_next() {
+    const FUEL: u64 = 10_000_000;
+    let tools = ToolsDir::new();
+    tools.install("hostile", "hostile", "hostile");
+    let redis = toolhost_tests::RedisServer::start();
+    let policy = Policy::allow_all().with_quotas(vec![toolhost::AgentQuota::for_agent("burner").fuel_per_minute(FUEL)]);
+    let build = || async {
+        ToolHost::builder()
+            .root(tools.path())
+            .storage(toolhost::storage::StorageSetting::Redis(redis.url.clone()))
+            .policy(policy.clone())
+            .build()
+            .await
+            .unwrap()
+    };
+    let (first, second) = (build().await, build().await);
+    clear_of_a_minute_boundary();
+    let burner = Caller::new("burner");
+    let busy = |iterations: u64| json!({ "iterations": iterations });
+    let report = first.call_detailed_as(&burner, None, "hostile/busy", busy(20_000_000)).await;
+    assert!(report.outcome.is_ok(), "a call starts while less is burned: {:?}", report.outcome);
+    assert!(report.fuel_consumed > FUEL, "the call burned the minute's fuel: {}", report.fuel_consumed);
+
+    let refused = second.call_as(&burner, "hostile/busy", busy(1)).await.unwrap_err();
+    let CallError::QuotaExceeded { ref quota, retry_after, .. } = refused else { panic!("{refused:?}") };
+    assert_eq!(quota, &format!("{FUEL} fuel per minute"), "the other replica counts the same: {refused}");
+    assert!(retry_after <= Duration::from_secs(60) && retry_after > Duration::ZERO, "{retry_after:?}");
+    assert!(first.refuse_over_quota(&burner, "hostile/busy").await.is_some(), "and says so before a call");
+    let other = first.call_as(&Caller::new("other"), "hostile/busy", busy(20_000_000)).await;
+    assert!(other.is_ok(), "another agent is not slowed: {other:?}");
+    first.set_policy(Policy::allow_all());
+    assert!(first.call_as(&burner, "hostile/busy", busy(1)).await.is_ok(), "without the quota it calls at once");
+}

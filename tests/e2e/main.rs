@@ -36,6 +36,7 @@ mod stdlib;
 mod stdlib_code;
 mod stdlib_task;
 mod storage;
+mod threads;
 mod tool_rules;
 mod trust;
 mod upstream;

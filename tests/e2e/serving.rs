@@ -540,21 +540,28 @@ fn readiness_waits_for_the_first_load() {
     assert_eq!(ready(), (200, "ready".to_owned()));
 }
 
-/// Two agents on one server keep their own state: the stdlib's task list as shipped is
-/// one list per agent, and a component granted to know its caller learns the agent its
-/// token stands for, never another.
+/// Two agents on one server, side by side: each keeps its own state (the stdlib's task
+/// list as shipped is one list per agent, a component's bucket is one per agent, and a
+/// component granted to know its caller learns the agent its token stands for); one is
+/// throttled by its quota while the other is served; and no endpoint tells one the
+/// other's tool names.
 #[test]
-fn two_agents_over_http_each_keep_their_own_tasks_and_learn_only_their_own_name() {
+fn two_agents_over_http_side_by_side_keep_their_own_state_quota_and_tool_names() {
     let tools = ToolsDir::new();
     tools.install("stdlib-task", "task", "task");
     let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/task/manifest.toml");
     tools.manifest("task", "task", &std::fs::read_to_string(shipped).unwrap());
     tools.install("kv", "who", "kv");
-    tools.manifest("who", "kv", "[grants]\ncaller = true\n");
+    tools.manifest("who", "kv", "[grants]\ncaller = true\n[grants.storage]\nbuckets = [\"default\"]\n");
+    tools.install("math", "math", "math");
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolhost.toml");
+    // Only alice may use the math tools; bob may make three calls a minute.
     let text = format!(
         "[storage]\npath = \"state.sqlite3\"\n\n\
+         [[policy]]\nagent = \"alice\"\nallow = [\"task/*\", \"who/*\", \"math/*\"]\n\n\
+         [[policy]]\nagent = \"bob\"\nallow = [\"task/*\", \"who/*\"]\n\n\
+         [[quota]]\nagent = \"bob\"\ncalls_per_minute = 3\n\n\
          [[token]]\nagent = \"alice\"\nsha256 = \"{}\"\n\n[[token]]\nagent = \"bob\"\nsha256 = \"{}\"\n",
         sha256_hex(PLANNER_TOKEN),
         sha256_hex(CODER_TOKEN)
@@ -564,28 +571,56 @@ fn two_agents_over_http_each_keep_their_own_tasks_and_learn_only_their_own_name(
     server.wait_until_ready();
     let mut alice = server.session(PLANNER_TOKEN);
     let mut bob = server.session(CODER_TOKEN);
+    crate::agents::clear_of_a_minute_boundary();
+
+    // Each keeps its own tasks and buckets, and learns only its own name.
     let titles = |session: &mut HttpSession| {
         let listed = session.call("task.list", &json!({}));
         let tasks =
             listed["result"]["structuredContent"]["tasks"].as_array().cloned().unwrap_or_else(|| panic!("{listed}"));
         tasks.iter().map(|task| task["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
     };
-    let created = alice.call("task.create", &json!({ "title": "alice's errand" }));
-    assert_eq!(created["result"]["structuredContent"]["id"], 1, "{created}");
-    let created = bob.call("task.create", &json!({ "title": "bob's errand" }));
-    assert_eq!(created["result"]["structuredContent"]["id"], 1, "bob's list has its own ids: {created}");
-    assert_eq!(titles(&mut alice), ["alice's errand"]);
-    assert_eq!(titles(&mut bob), ["bob's errand"]);
-    let deleted = bob.call("task.delete", &json!({ "id": 1 }));
-    assert_eq!(deleted["result"]["structuredContent"]["task"]["title"], "bob's errand", "{deleted}");
-    assert_eq!(titles(&mut alice), ["alice's errand"], "bob deleted his own task 1, not alice's");
-
-    let whoami = |session: &mut HttpSession| {
-        let answer = session.call("who.run", &json!({ "ops": [{ "op": "caller" }] }));
+    let run = |session: &mut HttpSession, op: Value| {
+        let answer = session.call("who.run", &json!({ "ops": [op] }));
         answer["result"]["structuredContent"]["results"][0]["ok"].clone()
     };
-    assert_eq!(whoami(&mut alice)["agent"], "alice");
-    assert_eq!(whoami(&mut bob)["agent"], "bob");
+    let created = alice.call("task.create", &json!({ "title": "alice's errand" }));
+    assert_eq!(created["result"]["structuredContent"]["id"], 1, "{created}");
+    run(&mut alice, json!({ "op": "set", "bucket": "default", "key": "note", "value": "alice's" }));
+    assert_eq!(run(&mut alice, json!({ "op": "caller" }))["agent"], "alice");
+    // Bob's three calls of the minute.
+    let created = bob.call("task.create", &json!({ "title": "bob's errand" }));
+    assert_eq!(created["result"]["structuredContent"]["id"], 1, "bob's list has its own ids: {created}");
+    assert_eq!(titles(&mut bob), ["bob's errand"]);
+    assert_eq!(run(&mut bob, json!({ "op": "get", "bucket": "default", "key": "note" })), Value::Null);
+
+    // Bob is over his quota: 429 at once, while alice goes on being served.
+    let refused = bob.post(&call_request(50, "who.run", &json!({ "ops": [{ "op": "caller" }] })));
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert!(refused.header("retry-after").is_some(), "{refused:?}");
+    assert_eq!(titles(&mut alice), ["alice's errand"]);
+    assert_eq!(run(&mut alice, json!({ "op": "get", "bucket": "default", "key": "note" })), "alice's");
+    let added = alice.call("math.add", &json!({ "numbers": [1, 2] }));
+    assert_eq!(added["result"]["structuredContent"]["value"], 3.0, "{added}");
+
+    // No endpoint tells bob alice's tool names: not the list, not an unknown tool's
+    // suggestions, not the metrics, not the probes, not his quota refusal.
+    let bob_tools = tool_names(&mut bob);
+    assert!(bob_tools.iter().all(|t| t.starts_with("task.") || t.starts_with("who.")), "{bob_tools:?}");
+    let typo = bob.post(&call_request(51, "math.ad", &json!({ "numbers": [1] })));
+    assert!(!String::from_utf8_lossy(&typo.body).contains("math.add"), "{typo:?}");
+    let metrics = scrape(&server.addr, Some(CODER_TOKEN)).expect("bob's metrics");
+    assert!(
+        metrics.iter().all(|(_, labels, _)| !labels["tool"].as_str().unwrap_or("").starts_with("math")),
+        "{metrics:?}"
+    );
+    let alice_metrics = scrape(&server.addr, Some(PLANNER_TOKEN)).expect("alice's metrics");
+    assert!(alice_metrics.iter().any(|(_, labels, _)| labels["tool"] == "math/add"), "{alice_metrics:?}");
+    for path in ["/ready", "/health"] {
+        let mut probe = HttpSession::connect(&server.addr, path);
+        assert!(!String::from_utf8_lossy(&probe.request("GET", None, &[]).body).contains("math"), "{path}");
+    }
+    assert!(!String::from_utf8_lossy(&refused.body).contains("math"), "{refused:?}");
 }
 
 /// Tokens and policy reload from `toolhost.toml` while the server serves: a new token

@@ -679,3 +679,29 @@ async fn a_dead_http_upstream_is_found_out_and_reported_like_a_failed_load() {
     assert_eq!(call.kind(), ErrorKind::Host, "{call}");
     assert!(call.to_string().contains("upstream MCP server `web`"), "{call}");
 }
+
+/// An agent's share of an upstream server (`upstream_calls`): that many of its calls run
+/// there at once, one more is refused at once, and other agents go on being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_takes_only_its_share_of_an_upstream_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let events_file = dir.path().join("events");
+    let server = stdio_upstream(&events_file, "timeout = \"20s\"");
+    let host = host(&dir, &format!("{server}\n[[quota]]\nagent = \"greedy\"\nupstream_calls = 1\n")).await;
+    eventually("the server's tools", async || host.snapshot().tools.contains_key("py/slow")).await;
+    let greedy = Caller::new("greedy");
+    let running = tokio::spawn({
+        let (host, greedy) = (host.clone(), greedy.clone());
+        async move { host.call_as(&greedy, "py/slow", json!({ "seconds": 1.5 })).await }
+    });
+    eventually("the slow call runs upstream", async || events(&events_file).contains("called slow")).await;
+    let refused = host.call_as(&greedy, "py/add", json!({ "a": 1, "b": 2 })).await.unwrap_err();
+    let toolhost::CallError::QuotaExceeded { ref quota, .. } = refused else { panic!("{refused:?}") };
+    assert_eq!(quota, "1 calls at once on upstream `py`", "{refused}");
+    assert!(host.refuse_over_quota(&greedy, "py/add").await.is_some(), "and says so before a call");
+    let other = host.call_as(&Caller::new("other"), "py/add", json!({ "a": 1, "b": 2 })).await;
+    assert!(other.is_ok(), "another agent is served meanwhile: {other:?}");
+    running.await.unwrap().unwrap();
+    let again = host.call_as(&greedy, "py/add", json!({ "a": 1, "b": 2 })).await;
+    assert!(again.is_ok(), "its place is given back when its call ends: {again:?}");
+}

@@ -42,9 +42,11 @@ pub fn link_order() -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let tools = install_examples(&work.join("tools"))?;
-    // A small pool: valgrind cannot reserve the address space of the default one.
+    // A small pool: valgrind cannot reserve the address space of the default one. Under
+    // valgrind a guest runs tens of times slower: a listing can take longer than the
+    // default time limit of a call.
     let config = work.join("toolhost.toml");
-    std::fs::write(&config, "[engine]\nmax_instances = 4\nmax_memory = \"64 MiB\"\n")
+    std::fs::write(&config, "[engine]\nmax_instances = 4\nmax_memory = \"64 MiB\"\n[defaults]\ntimeout = \"120s\"\n")
         .map_err(|e| format!("{}: {e}", config.display()))?;
 
     let mut text = String::from(

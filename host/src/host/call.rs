@@ -131,7 +131,7 @@ impl ToolHost {
         options: &CallOptions,
         input_bytes: &AtomicU64,
     ) -> (Result<Value, CallError>, Usage) {
-        let _admission = match self.admit(caller, &entry.full_name).await {
+        let admission = match self.admit(caller, entry).await {
             Ok(admission) => admission,
             Err(error) => return (Err(error), Usage::default()),
         };
@@ -153,6 +153,7 @@ impl ToolHost {
             input_bytes,
         };
         let ran = entry.source.run(&entry.full_name, input, &context).await;
+        self.spend_fuel(&admission, caller, ran.fuel_consumed).await;
         let (output_bytes, output) = match ran.produced {
             Ok(produced) => check_output(entry, produced),
             Err(error) => (0, Err(error)),

@@ -1,10 +1,12 @@
-//! The agents' quotas at the call's door: calls per clock minute (shared on a Redis store) and calls at once.
+//! The agents' quotas at the call's door: calls per clock minute and fuel per clock minute (shared on a Redis store), calls at once, and each upstream server's share.
 //!
 //! A call is admitted after the policy let its caller see the tool and before anything
 //! else (approval, validation, the run): a call over a quota costs nobody's time. Calls
-//! per minute are counted in the store when it is Redis, so replicas share them, and in
-//! this process otherwise; calls at once are counted on each replica. A store that cannot
-//! be reached does not stop calls: the quota is then counted here, and the log says so.
+//! and fuel per minute are counted in the store when it is Redis, so replicas share
+//! them, and in this process otherwise; calls at once, on the host and on each upstream
+//! server, are counted on each replica. A store that cannot be reached does not stop
+//! calls: the quota is then counted here, and the log says so. Fuel is counted when a
+//! call ends, as it is known only then.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,32 +15,54 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::ToolHost;
 use crate::error::CallError;
 use crate::policy::{AgentQuota, Caller};
+use crate::registry::ToolEntry;
+use crate::sources::ToolSource;
 
-/// The window calls per minute are counted in.
+/// The window calls and fuel per minute are counted in.
 const WINDOW: Duration = Duration::from_secs(60);
+
+/// Agents (and windows) counted here before those of past windows are forgotten.
+const KEPT: usize = 10_000;
 
 /// What this process counts of every agent's quota.
 #[derive(Default)]
 pub(crate) struct QuotaCounts {
-    /// Calls running now, by agent.
-    running: Mutex<HashMap<String, u32>>,
+    /// Calls running now, by agent; and by agent and upstream server.
+    running: Mutex<HashMap<Place, u32>>,
     /// Calls started in a window, by agent: the window's number and the count.
-    started: Mutex<HashMap<String, (u64, u32)>>,
+    started: Mutex<HashMap<String, (u64, u64)>>,
+    /// Fuel burned in a window, by agent: the window's number and the fuel.
+    fuel: Mutex<HashMap<String, (u64, u64)>>,
 }
 
-/// A call's place among its agent's running calls, given back when it ends.
+/// Whose calls at once a count is: an agent's on the host, or on one upstream server.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Place {
+    agent: String,
+    upstream: Option<String>,
+}
+
+/// A call's places among its agent's running calls, given back when it ends, and
+/// whether the fuel it burns counts against its agent's quota.
 pub(crate) struct Admission {
-    counts: Option<(Arc<QuotaCounts>, String)>,
+    places: Vec<(Arc<QuotaCounts>, Place)>,
+    counts_fuel: bool,
+}
+
+impl Admission {
+    fn free() -> Admission {
+        Admission { places: Vec::new(), counts_fuel: false }
+    }
 }
 
 impl Drop for Admission {
     fn drop(&mut self) {
-        if let Some((counts, agent)) = self.counts.take() {
+        for (counts, place) in self.places.drain(..) {
             let mut running = counts.running.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(count) = running.get_mut(&agent) {
+            if let Some(count) = running.get_mut(&place) {
                 *count = count.saturating_sub(1);
                 if *count == 0 {
-                    running.remove(&agent);
+                    running.remove(&place);
                 }
             }
         }
@@ -53,10 +77,33 @@ fn window_now() -> (u64, Duration) {
     (window, ends.saturating_sub(now))
 }
 
-/// The shared counter of `agent`'s calls started in `window`. The window, a number, is
-/// always after the last `:`, so a key names one agent and one window.
-fn calls_key(agent: &str, window: u64) -> String {
-    format!("calls:{agent}:{window}")
+/// What is counted per agent in each window.
+#[derive(Clone, Copy)]
+enum Counter {
+    /// Calls started.
+    Calls,
+    /// Fuel burned.
+    Fuel,
+}
+
+impl Counter {
+    /// The shared counter of what `agent` used in `window`. The window, a number, is
+    /// always after the last `:`, so a key names one agent and one window.
+    fn key(self, agent: &str, window: u64) -> String {
+        let what = match self {
+            Counter::Calls => "calls",
+            Counter::Fuel => "fuel",
+        };
+        format!("{what}:{agent}:{window}")
+    }
+}
+
+/// The upstream server that answers `entry`, if one does.
+pub(crate) fn upstream_of(entry: &ToolEntry) -> Option<&str> {
+    match &entry.source {
+        ToolSource::Upstream(tool) => Some(tool.server.as_str()),
+        _ => None,
+    }
 }
 
 fn over(caller: &Caller, tool: &str, quota: String, retry_after: Duration) -> CallError {
@@ -64,22 +111,35 @@ fn over(caller: &Caller, tool: &str, quota: String, retry_after: Duration) -> Ca
 }
 
 impl ToolHost {
-    /// Admits a call of `tool` by `caller` under its agent's quota, counting it; the
+    /// Admits a call of `entry` by `caller` under its agent's quota, counting it; the
     /// refusal says which quota and when to retry.
-    pub(crate) async fn admit(&self, caller: &Caller, tool: &str) -> Result<Admission, CallError> {
+    pub(crate) async fn admit(&self, caller: &Caller, entry: &ToolEntry) -> Result<Admission, CallError> {
         let Some(quota) = self.policy.load().quota_for(caller).cloned() else {
-            return Ok(Admission { counts: None });
+            return Ok(Admission::free());
         };
         // Boxed: the store's counting future is large, and every call's future would
         // carry it, quota or not.
-        Box::pin(self.admit_under(caller, tool, quota)).await
+        Box::pin(self.admit_under(caller, entry, quota)).await
     }
 
-    async fn admit_under(&self, caller: &Caller, tool: &str, quota: AgentQuota) -> Result<Admission, CallError> {
-        let admission = self.take_running_place(caller, tool, &quota)?;
+    async fn admit_under(&self, caller: &Caller, entry: &ToolEntry, quota: AgentQuota) -> Result<Admission, CallError> {
+        let tool = entry.full_name.as_str();
+        let mut admission = Admission::free();
+        if let Some(limit) = quota.concurrent_calls {
+            admission.places.push(self.take_place(caller, tool, None, limit)?);
+        }
+        if let (Some(limit), Some(server)) = (quota.upstream_calls, upstream_of(entry)) {
+            admission.places.push(self.take_place(caller, tool, Some(server), limit)?);
+        }
+        let (window, left) = window_now();
+        if let Some(limit) = quota.fuel_per_minute {
+            if self.counted(Counter::Fuel, &caller.agent, window).await >= limit {
+                return Err(over(caller, tool, format!("{limit} fuel per minute"), left));
+            }
+            admission.counts_fuel = true;
+        }
         if let Some(limit) = quota.calls_per_minute {
-            let (window, left) = window_now();
-            let count = self.count_start(caller, window).await;
+            let count = self.count(Counter::Calls, &caller.agent, window, 1).await;
             if count > u64::from(limit) {
                 return Err(over(caller, tool, format!("{limit} calls per minute"), left));
             }
@@ -87,64 +147,108 @@ impl ToolHost {
         Ok(admission)
     }
 
-    /// Whether a call by `caller` would be refused now, without counting it: for a
-    /// front end that answers before the call is made (HTTP's `429`).
-    pub(crate) async fn quota_refusal(&self, caller: &Caller, tool: &str) -> Option<CallError> {
+    /// Counts the fuel a call admitted as `admission` burned against its agent's quota.
+    pub(crate) async fn spend_fuel(&self, admission: &Admission, caller: &Caller, fuel: u64) {
+        if admission.counts_fuel && fuel > 0 {
+            Box::pin(self.count(Counter::Fuel, &caller.agent, window_now().0, fuel)).await;
+        }
+    }
+
+    /// Whether a call of `entry` by `caller` would be refused now, without counting it:
+    /// for a front end that answers before the call is made (HTTP's `429`).
+    pub(crate) async fn quota_refusal(&self, caller: &Caller, entry: &ToolEntry) -> Option<CallError> {
         let quota = self.policy.load().quota_for(caller).cloned()?;
-        if let Some(limit) = quota.concurrent_calls {
-            let running = self.quota_counts.running.lock().unwrap_or_else(|e| e.into_inner());
-            if running.get(&caller.agent).copied().unwrap_or(0) >= limit {
-                return Some(over(caller, tool, format!("{limit} calls at once"), Duration::from_secs(1)));
+        let tool = entry.full_name.as_str();
+        let upstream = upstream_of(entry);
+        for (limit, on) in
+            [(quota.concurrent_calls, None), (quota.upstream_calls.filter(|_| upstream.is_some()), upstream)]
+        {
+            if let Some(limit) = limit
+                && self.running(&caller.agent, on) >= limit
+            {
+                return Some(over(caller, tool, at_once(limit, on), Duration::from_secs(1)));
             }
         }
-        let limit = quota.calls_per_minute?;
         let (window, left) = window_now();
-        let key = calls_key(&caller.agent, window);
-        let counted = match self.storage.peek_shared(&key).await {
-            Ok(Some(shared)) => shared,
-            _ => self.local_started(&caller.agent, window).into(),
-        };
+        if let Some(limit) = quota.fuel_per_minute
+            && self.counted(Counter::Fuel, &caller.agent, window).await >= limit
+        {
+            return Some(over(caller, tool, format!("{limit} fuel per minute"), left));
+        }
+        let limit = quota.calls_per_minute?;
+        let counted = self.counted(Counter::Calls, &caller.agent, window).await;
         (counted >= u64::from(limit)).then(|| over(caller, tool, format!("{limit} calls per minute"), left))
     }
 
-    fn take_running_place(&self, caller: &Caller, tool: &str, quota: &AgentQuota) -> Result<Admission, CallError> {
-        let Some(limit) = quota.concurrent_calls else { return Ok(Admission { counts: None }) };
-        let mut running = self.quota_counts.running.lock().unwrap_or_else(|e| e.into_inner());
-        let count = running.entry(caller.agent.clone()).or_default();
-        if *count >= limit {
-            return Err(over(caller, tool, format!("{limit} calls at once"), Duration::from_secs(1)));
-        }
-        *count += 1;
-        Ok(Admission { counts: Some((self.quota_counts.clone(), caller.agent.clone())) })
+    fn running(&self, agent: &str, upstream: Option<&str>) -> u32 {
+        let place = Place { agent: agent.to_owned(), upstream: upstream.map(str::to_owned) };
+        self.quota_counts.running.lock().unwrap_or_else(|e| e.into_inner()).get(&place).copied().unwrap_or(0)
     }
 
-    /// Counts a call's start in `window`: in the shared store when there is one, else
-    /// (or when it cannot be reached) here.
-    async fn count_start(&self, caller: &Caller, window: u64) -> u64 {
-        let key = calls_key(&caller.agent, window);
-        match self.storage.count_shared(&key, WINDOW * 2).await {
+    /// A place among `caller`'s running calls (on `upstream`, when named), if fewer
+    /// than `limit` run.
+    fn take_place(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        upstream: Option<&str>,
+        limit: u32,
+    ) -> Result<(Arc<QuotaCounts>, Place), CallError> {
+        let place = Place { agent: caller.agent.clone(), upstream: upstream.map(str::to_owned) };
+        let mut running = self.quota_counts.running.lock().unwrap_or_else(|e| e.into_inner());
+        let count = running.entry(place.clone()).or_default();
+        if *count >= limit {
+            return Err(over(caller, tool, at_once(limit, upstream), Duration::from_secs(1)));
+        }
+        *count += 1;
+        Ok((self.quota_counts.clone(), place))
+    }
+
+    /// Adds `by` to what `agent` used of `counter` in `window`: in the shared store when
+    /// there is one, else (or when it cannot be reached) here; the new count.
+    async fn count(&self, counter: Counter, agent: &str, window: u64, by: u64) -> u64 {
+        match self.storage.count_shared(&counter.key(agent, window), by, WINDOW * 2).await {
             Ok(Some(count)) => return count,
             Ok(None) => {}
             Err(error) => {
                 let error = crate::text::Escaped(&error.to_string()).to_string();
-                tracing::warn!(agent = %caller.agent, "quota counted on this replica only: {error}");
+                tracing::warn!(agent = %agent, "quota counted on this replica only: {error}");
             }
         }
-        let mut started = self.quota_counts.started.lock().unwrap_or_else(|e| e.into_inner());
-        if started.len() > 10_000 {
-            started.retain(|_, (counted_in, _)| *counted_in == window);
+        let mut counts = self.local_counts(counter).lock().unwrap_or_else(|e| e.into_inner());
+        if counts.len() > KEPT {
+            counts.retain(|_, (counted_in, _)| *counted_in == window);
         }
-        let entry = started.entry(caller.agent.clone()).or_insert((window, 0));
+        let entry = counts.entry(agent.to_owned()).or_insert((window, 0));
         if entry.0 != window {
             *entry = (window, 0);
         }
-        entry.1 += 1;
-        u64::from(entry.1)
+        entry.1 = entry.1.saturating_add(by);
+        entry.1
     }
 
-    fn local_started(&self, agent: &str, window: u64) -> u32 {
-        let started = self.quota_counts.started.lock().unwrap_or_else(|e| e.into_inner());
-        started.get(agent).filter(|(counted_in, _)| *counted_in == window).map_or(0, |(_, count)| *count)
+    /// What `agent` used of `counter` in `window`, without counting.
+    async fn counted(&self, counter: Counter, agent: &str, window: u64) -> u64 {
+        if let Ok(Some(shared)) = self.storage.peek_shared(&counter.key(agent, window)).await {
+            return shared;
+        }
+        let counts = self.local_counts(counter).lock().unwrap_or_else(|e| e.into_inner());
+        counts.get(agent).filter(|(counted_in, _)| *counted_in == window).map_or(0, |(_, count)| *count)
+    }
+
+    fn local_counts(&self, counter: Counter) -> &Mutex<HashMap<String, (u64, u64)>> {
+        match counter {
+            Counter::Calls => &self.quota_counts.started,
+            Counter::Fuel => &self.quota_counts.fuel,
+        }
+    }
+}
+
+/// How a quota of calls at once reads in a refusal.
+fn at_once(limit: u32, upstream: Option<&str>) -> String {
+    match upstream {
+        Some(server) => format!("{limit} calls at once on upstream `{server}`"),
+        None => format!("{limit} calls at once"),
     }
 }
 
@@ -163,15 +267,15 @@ impl ToolHost {
         if !self.has_quota(caller) {
             return None;
         }
-        let tool = {
+        let entry = {
             let snapshot = self.snapshot.load();
             let (entry, _, _) = self.resolve_for(&snapshot, caller, name).ok()?;
-            entry.full_name.clone()
+            entry.clone()
         };
-        let error = self.quota_refusal(caller, &tool).await?;
+        let error = self.quota_refusal(caller, &entry).await?;
         let span = tracing::info_span!(target: "toolhost::call", "tool_call", agent = %caller.agent, tool = name);
         let mut recorder = super::report::Recorder::start(self, span, caller, None, name);
-        recorder.report().tool = Some(tool);
+        recorder.report().tool = Some(entry.full_name.clone());
         recorder.report().outcome = Err(error.clone());
         recorder.finish();
         Some(error)

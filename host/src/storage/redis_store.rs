@@ -191,14 +191,14 @@ impl RedisStore {
         Ok(Usage { bytes: bytes.unwrap_or(0).max(0) as u64, keys: keys.unwrap_or(0).max(0) as u64 })
     }
 
-    /// Adds one to the counter `key`, expiring `ttl` after it was made; the new count.
-    pub async fn count(&self, key: &str, ttl: std::time::Duration) -> Result<u64, StorageError> {
+    /// Adds `by` to the counter `key`, expiring `ttl` after it was made; the new count.
+    pub async fn count(&self, key: &str, by: u64, ttl: std::time::Duration) -> Result<u64, StorageError> {
         let mut c = self.connection.clone();
         let name = format!("toolhost:count:{key}");
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         let (count,): (u64,) = redis::pipe()
             .atomic()
-            .incr(&name, 1)
+            .incr(&name, by)
             .cmd("PEXPIRE")
             .arg(&name)
             .arg(ttl_ms)
