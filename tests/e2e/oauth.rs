@@ -117,9 +117,19 @@ fn post_form(authority: &str, path: &str, form: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("no JSON ({e}): {answer}"))
 }
 
+/// A child process killed when dropped, whether the test passed or not.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The stdlib task list and a `who` tool that tells its caller, served with `[oauth]`
 /// for `issuer`, beside a static token for carol; one policy rule per agent.
-fn serve_with_oauth(issuer: &str, port: u16) -> (ToolsDir, tempfile::TempDir, PathBuf, Child, String) {
+fn serve_with_oauth(issuer: &str, port: u16) -> (ToolsDir, tempfile::TempDir, PathBuf, Killed, String) {
     let tools = ToolsDir::new();
     tools.install("stdlib-task", "task", "task");
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/task/manifest.toml");
@@ -133,6 +143,7 @@ fn serve_with_oauth(issuer: &str, port: u16) -> (ToolsDir, tempfile::TempDir, Pa
     command.arg("--config").arg(&config).arg("serve").arg(tools.path());
     command.args(["--http", &format!("127.0.0.1:{port}")]);
     let (server, addr) = spawn_http_server(command).expect("toolhost serves");
+    let server = Killed(server);
     HttpSession::wait_until_ready(&addr, None, Duration::from_secs(60));
     (tools, dir, config, server, addr)
 }
@@ -146,8 +157,8 @@ fn oauth_config(issuer: &str, port: u16, required_scope: &str) -> String {
          [[policy]]\nagent = \"*\"\nallow = [\"who/*\"]\n\n\
          [[token]]\nagent = \"carol\"\nsha256 = \"{carol}\"\n\n\
          [oauth]\nissuer = \"{issuer}\"\nresource = \"http://127.0.0.1:{port}/mcp\"\n\
-         scopes = [\"{required_scope}\"]\nclock_skew = \"1s\"\n\n\
-         [oauth.scope_agents]\n\"tools:ops\" = \"ops\"\n"
+         scopes = [\"{required_scope}\"]\nclock_skew = \"1s\"\n\
+         scope_agents = [{{ scope = \"tools:ops\", agent = \"ops\" }}]\n"
     )
 }
 
@@ -186,7 +197,7 @@ fn the_python_sdk_signs_in_with_oauth_and_each_account_is_its_own_agent() {
     let port = free_loopback_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let issuer = AuthorizationServer::start(&["--resource", &resource]);
-    let (_tools, _dir, _config, mut server, addr) = serve_with_oauth(&issuer.issuer, port);
+    let (_tools, _dir, _config, _server, addr) = serve_with_oauth(&issuer.issuer, port);
 
     let (status, challenge) = initialize_with(&addr, None);
     assert_eq!(status, 401);
@@ -216,8 +227,6 @@ fn the_python_sdk_signs_in_with_oauth_and_each_account_is_its_own_agent() {
     let alice_token = alice["access_token"].as_str().unwrap();
     assert_eq!(agent_of(&addr, alice_token), "alice", "the SDK's token acts as alice on any connection");
     assert_eq!(agent_of(&addr, CAROL_TOKEN), "carol", "the server's own tokens work beside OAuth");
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 #[test]
@@ -226,7 +235,7 @@ fn access_tokens_are_refused_unless_fresh_for_this_server_signed_by_the_issuer_a
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let other_resource = format!("http://127.0.0.1:{port}/other");
     let mut issuer = AuthorizationServer::start(&["--resource", &resource, "--resource", &other_resource]);
-    let (_tools, _dir, config, mut server, addr) = serve_with_oauth(&issuer.issuer, port);
+    let (_tools, _dir, config, _server, addr) = serve_with_oauth(&issuer.issuer, port);
     let refusal = |token: &str| initialize_with(&addr, Some(token));
 
     let good = issuer.token("test-client", &resource, "mcp:tools");
@@ -278,11 +287,28 @@ fn access_tokens_are_refused_unless_fresh_for_this_server_signed_by_the_issuer_a
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(agent_of(&addr, &issuer.token("test-client", &resource, "mcp:tools tools:ops")), "ops");
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 fn b64(value: &Value) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())
+}
+
+/// While the issuer cannot be reached and none of its keys were ever read, a token can
+/// be neither taken nor refused: `503` with `Retry-After`, not `401`, so that a client
+/// keeps its token; the server's own tokens go on working.
+#[test]
+fn an_unreachable_issuer_makes_tokens_wait_not_fail() {
+    let (port, dead) = (free_loopback_port(), free_loopback_port());
+    let (_tools, _dir, _config, _server, addr) = serve_with_oauth(&format!("http://127.0.0.1:{dead}"), port);
+    let claims = json!({ "iss": format!("http://127.0.0.1:{dead}"), "aud": format!("http://127.0.0.1:{port}/mcp"),
+                         "sub": "alice", "scope": "mcp:tools", "exp": 4_000_000_000u64 });
+    let token = format!("{}.{}.c2ln", b64(&json!({ "alg": "ES256", "kid": "k-1" })), b64(&claims));
+    let mut session = HttpSession::connect(&addr, "/mcp");
+    session.authorization = Some(format!("Bearer {token}"));
+    let answer = session.post(&initialize_request());
+    assert_eq!(answer.status, 503, "{answer:?}");
+    assert_eq!(answer.header("retry-after"), Some("5"), "{answer:?}");
+    assert!(answer.header("www-authenticate").is_some_and(|c| !c.contains("error=")), "{answer:?}");
+    assert_eq!(agent_of(&addr, CAROL_TOKEN), "carol");
 }

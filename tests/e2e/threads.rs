@@ -31,6 +31,16 @@ fn threads_config() -> (ToolsDir, tempfile::TempDir, PathBuf) {
     (tools, dir, config)
 }
 
+/// A child process killed when dropped, whether the test passed or not.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn in_thread(thread: &str) -> Value {
     json!({ "toolhost/thread": thread })
 }
@@ -74,7 +84,7 @@ fn a_thread_named_in_meta_gets_its_policy_over_stdio() {
         text.lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
             .filter(|record| record["requested"] == "math.add")
-            .map(|record| record["caller"]["session"].clone())
+            .map(|record| record["caller"]["thread"].clone())
             .collect::<Vec<_>>()
     };
     while sessions_of_add() != [json!("review-7")] {
@@ -88,7 +98,8 @@ fn a_thread_named_in_meta_gets_its_policy_in_http_sessions_and_stateless_request
     let (tools, _dir, config) = threads_config();
     let mut command = Command::new(toolhost_bin());
     command.arg("--config").arg(&config).arg("serve").arg(tools.path()).args(["--http", "0"]);
-    let (mut server, addr) = spawn_http_server(command).expect("toolhost serves");
+    let (server, addr) = spawn_http_server(command).expect("toolhost serves");
+    let _server = Killed(server);
     HttpSession::wait_until_ready(&addr, None, Duration::from_secs(60));
 
     let list = |session: &mut HttpSession, params: Value, extra: &[(&str, &str)]| {
@@ -117,6 +128,4 @@ fn a_thread_named_in_meta_gets_its_policy_in_http_sessions_and_stateless_request
     };
     assert_eq!(names(&list(&mut stateless, meta(Some("review-1")), &version)), ["math.add"]);
     assert!(names(&list(&mut stateless, meta(None), &version)).contains(&"text.slugify".to_owned()));
-    let _ = server.kill();
-    let _ = server.wait();
 }

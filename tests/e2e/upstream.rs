@@ -692,7 +692,7 @@ async fn an_agent_takes_only_its_share_of_an_upstream_server() {
     let greedy = Caller::new("greedy");
     let running = tokio::spawn({
         let (host, greedy) = (host.clone(), greedy.clone());
-        async move { host.call_as(&greedy, "py/slow", json!({ "seconds": 1.5 })).await }
+        async move { host.call_as(&greedy, "py/slow", json!({ "seconds": 5 })).await }
     });
     eventually("the slow call runs upstream", async || events(&events_file).contains("called slow")).await;
     let refused = host.call_as(&greedy, "py/add", json!({ "a": 1, "b": 2 })).await.unwrap_err();

@@ -7,11 +7,14 @@
 //! scopes = ["mcp:tools"]                         # every token needs all of them
 //! agent_claim = "sub"                            # the claim naming the agent (the default)
 //! jwks_uri = "https://auth.example.com/jwks"     # default: as the issuer's metadata says
-//! clock_skew = "60s"                             # the default
-//!
-//! [oauth.scope_agents]                           # a token with the scope acts as the agent
-//! "tools:ops" = "ops"
+//! clock_skew = "60s"                             # the default; at most 10 minutes
+//! scope_agents = [                               # the first whose scope a token carries
+//!   { scope = "tools:ops", agent = "ops" },      # is the agent it acts as
+//! ]
 //! ```
+//!
+//! An agent claim that names a scope agent or the agent of a `[[token]]` is refused:
+//! no user of the issuer can act as an agent another credential stands for.
 //!
 //! The issuer and the key address are `https://`, or `http://` to a loopback address.
 
@@ -33,8 +36,19 @@ pub(super) struct RawOAuth {
     agent_claim: Option<Spanned<String>>,
     clock_skew: Option<Spanned<String>>,
     #[serde(default)]
-    scope_agents: toml::Table,
+    scope_agents: Vec<Spanned<RawScopeAgent>>,
 }
+
+/// One entry of `scope_agents`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScopeAgent {
+    scope: Spanned<String>,
+    agent: String,
+}
+
+/// The most clock skew allowed: past it, an expired token would be taken for too long.
+const MAX_CLOCK_SKEW: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The OAuth of `[oauth]`, each value checked.
 pub(super) fn oauth(span: std::ops::Range<usize>, raw: RawOAuth) -> Result<OAuth, Problem> {
@@ -52,15 +66,19 @@ pub(super) fn oauth(span: std::ops::Range<usize>, raw: RawOAuth) -> Result<OAuth
     }
     if let Some(skew) = raw.clock_skew {
         let span = skew.span();
-        settings.clock_skew =
-            parse_duration(skew.get_ref()).map_err(|e| Problem::at(span, format!("[oauth] `clock_skew`: {e}")))?;
+        let at = |message: String| Problem::at(span.clone(), format!("[oauth] `clock_skew`: {message}"));
+        settings.clock_skew = parse_duration(skew.get_ref()).map_err(at)?;
+        if settings.clock_skew > MAX_CLOCK_SKEW {
+            return Err(at(format!("at most {MAX_CLOCK_SKEW:?}")));
+        }
     }
-    for (scope, agent) in raw.scope_agents {
-        let agent = agent.as_str().filter(|agent| !agent.trim().is_empty()).ok_or_else(|| {
-            Problem::at(span.clone(), format!("[oauth.scope_agents] `{scope}` must name an agent (a string)"))
-        })?;
-        let scope = scope_name(Spanned::new(span.clone(), scope), "scope_agents")?;
-        settings.scope_agents.push((scope, agent.to_owned()));
+    for entry in raw.scope_agents {
+        let entry_span = entry.span();
+        let entry = entry.into_inner();
+        if entry.agent.trim().is_empty() {
+            return Err(Problem::at(entry_span, "[oauth] `scope_agents`: `agent` must not be empty"));
+        }
+        settings.scope_agents.push((scope_name(entry.scope, "scope_agents")?, entry.agent));
     }
     OAuth::new(settings).map_err(|e| Problem::at(span, format!("[oauth]: {e}")))
 }
@@ -105,14 +123,16 @@ mod tests {
     #[test]
     fn oauth_settings_are_read_and_checked() {
         let text = "[oauth]\nissuer = \"https://auth.example.com\"\nresource = \"https://tools.example.com/mcp\"\n\
-                    scopes = [\"mcp:tools\"]\nclock_skew = \"5s\"\n[oauth.scope_agents]\n\"tools:ops\" = \"ops\"\n";
+                    scopes = [\"mcp:tools\"]\nclock_skew = \"5s\"\nscope_agents = [{ scope = \"z:ops\", agent = \"ops\" }, \
+                    { scope = \"a:ci\", agent = \"ci\" }]\n";
         let config = HostConfig::parse(Path::new("t.toml"), text).unwrap();
         let settings = config.tokens.oauth().expect("OAuth is configured").settings().clone();
         assert_eq!(settings.issuer, "https://auth.example.com");
         assert_eq!(settings.scopes, ["mcp:tools"]);
         assert_eq!(settings.agent_claim, "sub");
         assert_eq!(settings.clock_skew, Duration::from_secs(5));
-        assert_eq!(settings.scope_agents, [("tools:ops".to_owned(), "ops".to_owned())]);
+        let in_order = [("z:ops".to_owned(), "ops".to_owned()), ("a:ci".to_owned(), "ci".to_owned())];
+        assert_eq!(settings.scope_agents, in_order, "in the file's order");
         assert!(!config.tokens.is_empty(), "OAuth alone is a credential");
 
         let refused = |text: &str, expected: &str| {
@@ -124,7 +144,11 @@ mod tests {
         refused(&format!("{base}issuer = \"https://a\"\njwks_uri = \"ftp://a/k\"\n"), "`jwks_uri` must be");
         refused(&format!("{base}issuer = \"https://a\"\nscopes = [\"a b\"]\n"), "a scope is printable ASCII");
         refused("[oauth]\nissuer = \"https://a\"\nresource = \"https://t/mcp#x\"\n", "without a fragment");
-        refused(&format!("{base}issuer = \"https://a\"\n[oauth.scope_agents]\nx = 1\n"), "must name an agent");
+        refused(
+            &format!("{base}issuer = \"https://a\"\nscope_agents = [{{ scope = \"x\", agent = \"\" }}]\n"),
+            "must not be empty",
+        );
+        refused(&format!("{base}issuer = \"https://a\"\nclock_skew = \"1h\"\n"), "at most");
         refused(&format!("{base}issuer = \"https://a\"\naudience = \"x\"\n"), "unknown field `audience`");
     }
 }

@@ -128,7 +128,7 @@ impl ToolHost {
             return self.access(caller, entry).is_ok();
         }
         self.policy.load().check(caller, full_name, &crate::tool::ToolPolicy::default()).is_ok()
-            && self.sessions.check(caller.session.as_deref(), full_name).is_ok()
+            && self.sessions.check(caller, full_name).is_ok()
     }
 
     /// For the operator: how the policy (and the session's tool set) decides `caller`'s
@@ -148,9 +148,7 @@ impl ToolHost {
         let policy = self.policy.load();
         let explain = |entry: &ToolEntry| {
             let mut explained = policy.explain(caller, &entry.full_name, &entry.def().policy);
-            if let (Ok(_), Err(reason)) =
-                (&explained.verdict, self.sessions.check(caller.session.as_deref(), &entry.full_name))
-            {
+            if let (Ok(_), Err(reason)) = (&explained.verdict, self.sessions.check(caller, &entry.full_name)) {
                 explained.verdict = Err(reason);
             }
             (entry.full_name.clone(), explained)
@@ -162,7 +160,7 @@ impl ToolHost {
     /// operator's reason.
     pub(crate) fn access(&self, caller: &Caller, entry: &ToolEntry) -> Result<Permit, String> {
         let permit = self.policy.load().check(caller, &entry.full_name, &entry.def().policy)?;
-        self.sessions.check(caller.session.as_deref(), &entry.full_name)?;
+        self.sessions.check(caller, &entry.full_name)?;
         Ok(permit)
     }
 

@@ -78,7 +78,7 @@ impl ToolHost {
             target: "toolhost::call",
             "tool_call",
             agent = %caller.agent,
-            session = caller.session.as_deref(),
+            session = caller.conversation(),
             tool = name,
             request_id = options.call_id.as_deref(),
             outcome = tracing::field::Empty,

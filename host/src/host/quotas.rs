@@ -5,8 +5,11 @@
 //! and fuel per minute are counted in the store when it is Redis, so replicas share
 //! them, and in this process otherwise; calls at once, on the host and on each upstream
 //! server, are counted on each replica. A store that cannot be reached does not stop
-//! calls: the quota is then counted here, and the log says so. Fuel is counted when a
-//! call ends, as it is known only then.
+//! calls: the quota is then counted here, and the log says so. A component call's fuel
+//! is reserved when it is admitted (its whole fuel limit, so that calls running at once
+//! cannot all start on what is left) and what it did not burn is given back when it
+//! ends; a call stopped before its end (cancelled, its client gone) keeps its whole
+//! limit counted.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -42,16 +45,16 @@ struct Place {
     upstream: Option<String>,
 }
 
-/// A call's places among its agent's running calls, given back when it ends, and
-/// whether the fuel it burns counts against its agent's quota.
+/// A call's places among its agent's running calls, given back when it ends, and the
+/// fuel reserved for it in its window.
 pub(crate) struct Admission {
     places: Vec<(Arc<QuotaCounts>, Place)>,
-    counts_fuel: bool,
+    fuel: Option<(u64, u64)>,
 }
 
 impl Admission {
     fn free() -> Admission {
-        Admission { places: Vec::new(), counts_fuel: false }
+        Admission { places: Vec::new(), fuel: None }
     }
 }
 
@@ -132,11 +135,16 @@ impl ToolHost {
             admission.places.push(self.take_place(caller, tool, Some(server), limit)?);
         }
         let (window, left) = window_now();
-        if let Some(limit) = quota.fuel_per_minute {
-            if self.counted(Counter::Fuel, &caller.agent, window).await >= limit {
+        if let (Some(limit), ToolSource::Component { .. }) = (quota.fuel_per_minute, &entry.source) {
+            // Reserved first, then checked: of the calls that reserve at once, only those
+            // that found less than the quota burned run.
+            let reserved = entry.def().limits.fuel.min(i64::MAX as u64);
+            let burned = self.count(Counter::Fuel, &caller.agent, window, reserved as i64).await;
+            if burned.saturating_sub(reserved) >= limit {
+                self.count(Counter::Fuel, &caller.agent, window, -(reserved as i64)).await;
                 return Err(over(caller, tool, format!("{limit} fuel per minute"), left));
             }
-            admission.counts_fuel = true;
+            admission.fuel = Some((window, reserved));
         }
         if let Some(limit) = quota.calls_per_minute {
             let count = self.count(Counter::Calls, &caller.agent, window, 1).await;
@@ -147,10 +155,14 @@ impl ToolHost {
         Ok(admission)
     }
 
-    /// Counts the fuel a call admitted as `admission` burned against its agent's quota.
-    pub(crate) async fn spend_fuel(&self, admission: &Admission, caller: &Caller, fuel: u64) {
-        if admission.counts_fuel && fuel > 0 {
-            Box::pin(self.count(Counter::Fuel, &caller.agent, window_now().0, fuel)).await;
+    /// Gives back the fuel reserved for a call admitted as `admission` that it did not
+    /// burn (`burned`).
+    pub(crate) async fn spend_fuel(&self, admission: &Admission, caller: &Caller, burned: u64) {
+        if let Some((window, reserved)) = admission.fuel
+            && reserved > burned
+        {
+            let unburned = i64::try_from(reserved - burned).unwrap_or(i64::MAX);
+            Box::pin(self.count(Counter::Fuel, &caller.agent, window, -unburned)).await;
         }
     }
 
@@ -204,9 +216,10 @@ impl ToolHost {
         Ok((self.quota_counts.clone(), place))
     }
 
-    /// Adds `by` to what `agent` used of `counter` in `window`: in the shared store when
-    /// there is one, else (or when it cannot be reached) here; the new count.
-    async fn count(&self, counter: Counter, agent: &str, window: u64, by: u64) -> u64 {
+    /// Adds `by` (a gift back when negative) to what `agent` used of `counter` in
+    /// `window`: in the shared store when there is one, else (or when it cannot be
+    /// reached) here; the new count.
+    async fn count(&self, counter: Counter, agent: &str, window: u64, by: i64) -> u64 {
         match self.storage.count_shared(&counter.key(agent, window), by, WINDOW * 2).await {
             Ok(Some(count)) => return count,
             Ok(None) => {}
@@ -223,7 +236,7 @@ impl ToolHost {
         if entry.0 != window {
             *entry = (window, 0);
         }
-        entry.1 = entry.1.saturating_add(by);
+        entry.1 = entry.1.saturating_add_signed(by);
         entry.1
     }
 

@@ -104,9 +104,9 @@ impl PolicyRule {
 
     fn covers(&self, caller: &Caller) -> bool {
         glob_match(&self.agent, &caller.agent)
-            && match (&self.session, &caller.session) {
+            && match (&self.session, caller.conversation()) {
                 (None, _) => true,
-                (Some(glob), Some(session)) => glob_match(glob, session),
+                (Some(glob), Some(conversation)) => glob_match(glob, conversation),
                 (Some(_), None) => false,
             }
     }

@@ -26,8 +26,8 @@ pub struct AgentQuota {
     /// Calls that may run at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrent_calls: Option<u32>,
-    /// Fuel its calls may burn in each clock minute: a call starts only while less is
-    /// burned.
+    /// Fuel its component calls may burn in each clock minute: a call starts only while
+    /// less is burned, counting the whole fuel limit of the calls still running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuel_per_minute: Option<u64>,
     /// Calls that may run at once on each upstream MCP server: the agent's share of it.

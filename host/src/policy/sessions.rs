@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use crate::policy::glob_match;
+use crate::policy::{Caller, glob_match};
 
 /// Which tools one session may use, beside what the policy allows its agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,13 +65,16 @@ impl SessionToolsets {
         });
     }
 
-    /// Whether `session` may use `full_name`.
-    pub(crate) fn check(&self, session: Option<&str>, full_name: &str) -> Result<(), String> {
-        let Some(session) = session else { return Ok(()) };
-        match self.sessions.load().get(session) {
-            Some(tools) => tools.check(full_name),
-            None => Ok(()),
+    /// Whether `caller` may use `full_name` in its session and in its thread: a thread
+    /// named in a session narrows that session's tool set, never escapes it.
+    pub(crate) fn check(&self, caller: &Caller, full_name: &str) -> Result<(), String> {
+        let sessions = self.sessions.load();
+        for named in [caller.session.as_deref(), caller.thread.as_deref()].into_iter().flatten() {
+            if let Some(tools) = sessions.get(named) {
+                tools.check(full_name)?;
+            }
         }
+        Ok(())
     }
 
     /// The tool set of `session`, if it has one.
@@ -84,18 +87,33 @@ impl SessionToolsets {
 mod tests {
     use super::*;
 
+    fn in_session(session: &str) -> Caller {
+        Caller::new("a").with_session(session)
+    }
+
+    #[test]
+    fn a_thread_narrows_its_session_and_never_escapes_it() {
+        let sets = SessionToolsets::default();
+        sets.set("s-1", Some(SessionTools::only(["math/*"])));
+        sets.set("t-1", Some(SessionTools::without(["math/divide"])));
+        let in_thread = |thread: &str| Caller { thread: Some(thread.into()), ..in_session("s-1") };
+        assert!(sets.check(&in_thread("t-9"), "text/slugify").is_err(), "the session's set holds in any thread");
+        assert!(sets.check(&in_thread("t-1"), "math/divide").is_err(), "and the thread's narrows it");
+        assert_eq!(sets.check(&in_thread("t-1"), "math/add"), Ok(()));
+    }
+
     #[test]
     fn a_session_narrows_and_never_names_what_it_hides() {
         let sets = SessionToolsets::default();
         sets.set("s-1", Some(SessionTools::only(["math/*"])));
         sets.set("s-2", Some(SessionTools::without(["math/divide"])));
-        assert_eq!(sets.check(Some("s-1"), "math/add"), Ok(()));
-        assert!(sets.check(Some("s-1"), "text/slugify").is_err());
-        assert!(sets.check(Some("s-2"), "math/divide").unwrap_err().contains("switched off"));
-        assert_eq!(sets.check(Some("s-2"), "text/slugify"), Ok(()));
-        assert_eq!(sets.check(Some("s-3"), "anything/else"), Ok(()), "a session without a set");
-        assert_eq!(sets.check(None, "text/slugify"), Ok(()));
+        assert_eq!(sets.check(&in_session("s-1"), "math/add"), Ok(()));
+        assert!(sets.check(&in_session("s-1"), "text/slugify").is_err());
+        assert!(sets.check(&in_session("s-2"), "math/divide").unwrap_err().contains("switched off"));
+        assert_eq!(sets.check(&in_session("s-2"), "text/slugify"), Ok(()));
+        assert_eq!(sets.check(&in_session("s-3"), "anything/else"), Ok(()), "a session without a set");
+        assert_eq!(sets.check(&Caller::new("a"), "text/slugify"), Ok(()));
         sets.set("s-1", None);
-        assert_eq!(sets.check(Some("s-1"), "text/slugify"), Ok(()));
+        assert_eq!(sets.check(&in_session("s-1"), "text/slugify"), Ok(()));
     }
 }

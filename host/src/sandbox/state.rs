@@ -71,7 +71,7 @@ impl contract::toolhost::tool::host::Host for SandboxState {
 
     fn caller(&mut self) -> Option<CallerInfo> {
         let caller = self.caller.as_ref()?;
-        Some(CallerInfo { agent: caller.agent.clone(), session: caller.session.clone() })
+        Some(CallerInfo { agent: caller.agent.clone(), session: caller.conversation().map(str::to_owned) })
     }
 }
 

@@ -8,9 +8,10 @@ use std::time::Duration;
 use super::{Backend, Storage, StorageError, StorageSetting};
 
 impl Storage {
-    /// Adds `by` to the counter `key` (kept `ttl` past its first count) and answers the
-    /// new count, when the store is shared (Redis); `None` otherwise.
-    pub(crate) async fn count_shared(&self, key: &str, by: u64, ttl: Duration) -> Result<Option<u64>, StorageError> {
+    /// Adds `by` (subtracts, when negative) to the counter `key` (kept `ttl` past its
+    /// first count) and answers the new count, when the store is shared (Redis); `None`
+    /// otherwise.
+    pub(crate) async fn count_shared(&self, key: &str, by: i64, ttl: Duration) -> Result<Option<u64>, StorageError> {
         let Some(backend) = self.shared_backend().await? else { return Ok(None) };
         match backend.as_ref() {
             Backend::Redis(store) => store.count(key, by, ttl).await.map(Some),

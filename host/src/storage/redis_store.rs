@@ -191,12 +191,13 @@ impl RedisStore {
         Ok(Usage { bytes: bytes.unwrap_or(0).max(0) as u64, keys: keys.unwrap_or(0).max(0) as u64 })
     }
 
-    /// Adds `by` to the counter `key`, expiring `ttl` after it was made; the new count.
-    pub async fn count(&self, key: &str, by: u64, ttl: std::time::Duration) -> Result<u64, StorageError> {
+    /// Adds `by` (negative: subtracts) to the counter `key`, expiring `ttl` after it was
+    /// made; the new count (0 below zero).
+    pub async fn count(&self, key: &str, by: i64, ttl: std::time::Duration) -> Result<u64, StorageError> {
         let mut c = self.connection.clone();
         let name = format!("toolhost:count:{key}");
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let (count,): (u64,) = redis::pipe()
+        let (count,): (i64,) = redis::pipe()
             .atomic()
             .incr(&name, by)
             .cmd("PEXPIRE")
@@ -207,14 +208,14 @@ impl RedisStore {
             .query_async(&mut c)
             .await
             .map_err(|e| self.failed(e))?;
-        Ok(count)
+        Ok(count.max(0) as u64)
     }
 
     /// The counter `key` (0 when it was never counted or expired).
     pub async fn peek(&self, key: &str) -> Result<u64, StorageError> {
         let mut c = self.connection.clone();
-        let count: Option<u64> = c.get(format!("toolhost:count:{key}")).await.map_err(|e| self.failed(e))?;
-        Ok(count.unwrap_or(0))
+        let count: Option<i64> = c.get(format!("toolhost:count:{key}")).await.map_err(|e| self.failed(e))?;
+        Ok(count.unwrap_or(0).max(0) as u64)
     }
 
     pub async fn lease(&self, bucket: &str, key: &str, holder: &str, ttl_ms: u64) -> Result<bool, StorageError> {

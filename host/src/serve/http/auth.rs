@@ -69,6 +69,11 @@ impl Tokens {
         self.entries.is_empty() && self.oauth.is_none()
     }
 
+    /// Whether a token of the server's own stands for `agent`.
+    pub(crate) fn stands_for(&self, agent: &str) -> bool {
+        self.entries.iter().any(|(_, owner)| owner == agent)
+    }
+
     /// The agent `presented` stands for. Every digest is compared, each in constant
     /// time, so the answer's timing says nothing about how close a guess came.
     pub fn agent_for(&self, presented: &str) -> Option<&str> {

@@ -86,8 +86,8 @@ async fn agent_of(tokens: &Tokens, presented: Option<&str>) -> Result<String, Re
     let Some(oauth) = tokens.oauth() else {
         return Err(refused(None, Some(Refusal::Invalid("the token is not valid for this server"))));
     };
-    oauth.agent_for(token).await.map_err(|refusal| {
-        tracing::info!(?refusal, "refused an OAuth access token");
+    oauth.agent_for(token, |agent| tokens.stands_for(agent)).await.map_err(|refusal| {
+        tracing::debug!(?refusal, "refused an OAuth access token");
         refused(Some(oauth), Some(refusal))
     })
 }

@@ -50,8 +50,8 @@ pub const THREAD_META: &str = "toolhost/thread";
 const MAX_THREAD_LEN: usize = 128;
 
 /// Who makes a request: the agent its bearer token stands for (else `default`'s), in the
-/// thread its `_meta` names, else in the MCP session it names (else `default`'s; none on
-/// stdio and stateless requests); refused when `_meta` names a thread badly.
+/// MCP session it names (else `default`'s; none on stdio and stateless requests), in the
+/// thread its `_meta` names; refused when `_meta` names a thread badly.
 pub(crate) fn caller_of(
     extensions: &rmcp::model::Extensions,
     meta: &rmcp::model::RequestMetaObject,
@@ -68,14 +68,14 @@ pub(crate) fn caller_of(
         }
     };
     let Some(parts) = extensions.get::<http::request::Parts>() else {
-        return Ok(Caller { agent: default.agent.clone(), session: thread.or_else(|| default.session.clone()) });
+        return Ok(Caller { thread, ..default.clone() });
     };
     let agent = match parts.extensions.get::<Authenticated>() {
         Some(authenticated) => authenticated.agent.clone(),
         None => default.agent.clone(),
     };
-    let session = thread.or_else(|| http_session(extensions).map(str::to_owned)).or_else(|| default.session.clone());
-    Ok(Caller { agent, session })
+    let session = http_session(extensions).map(str::to_owned).or_else(|| default.session.clone());
+    Ok(Caller { agent, session, thread })
 }
 
 fn is_thread_name(name: &str) -> bool {

@@ -1,9 +1,11 @@
 //! The issuer's signing keys: found through its metadata, read from its JWKS, read again when a token names a new one.
 //!
-//! Keys are read on first need and kept for [`MAX_AGE`]; a token naming a key not
-//! among them has them read again (the issuer rotated), but not more often than once
-//! per [`MIN_INTERVAL`], so tokens with made-up key ids cannot make the server flood
-//! the issuer. While the issuer cannot be reached, the keys read last keep serving.
+//! Keys are read on first need and kept for [`MAX_AGE`], then read again in the
+//! background while they go on serving, so a slow issuer slows no request whose key is
+//! known. A token naming a key not among them waits for them to be read again (the
+//! issuer rotated), but not more often than once per [`MIN_INTERVAL`], so tokens with
+//! made-up key ids cannot make the server flood the issuer. While the issuer cannot be
+//! reached, the keys read last keep serving.
 //! Only keys for signatures with an asymmetric algorithm are kept: a symmetric key
 //! published by mistake verifies nothing, and an `alg` of `none` or `HS256` in a token
 //! never selects a key.
@@ -85,14 +87,17 @@ impl IssuerKeys {
     }
 
     /// The key that verifies a token with `header`.
-    pub(super) async fn key_for(&self, header: &Header) -> Result<Arc<SigningKey>, Refusal> {
+    pub(super) async fn key_for(self: &Arc<Self>, header: &Header) -> Result<Arc<SigningKey>, Refusal> {
         if !ASYMMETRIC.contains(&header.alg) {
             return Err(Refusal::Invalid("the token is signed with an algorithm this server does not accept"));
         }
         let seen = self.current.load_full();
-        if seen.is_fresh()
-            && let Some(key) = seen.find(header)
-        {
+        if let Some(key) = seen.find(header) {
+            // Stale: read again in the background, unless a read is under way.
+            if !seen.is_fresh() && self.reading.try_lock().is_ok() {
+                let keys = self.clone();
+                tokio::spawn(async move { keys.read_again(seen).await });
+            }
             return Ok(key);
         }
         let now = self.read_again(seen).await?;
@@ -129,7 +134,10 @@ impl IssuerKeys {
             (Some(uri), _) | (None, Some(uri)) => uri.clone(),
             (None, None) => jwks_uri.insert(self.discover().await?).clone(),
         };
-        let set = fetch_json(&self.http, &uri).await?;
+        let set = fetch_json(&self.http, &uri).await.inspect_err(|_| {
+            // The issuer's metadata may name another address by now.
+            jwks_uri.take();
+        })?;
         let keys = set.get("keys").and_then(Value::as_array).ok_or_else(|| format!("{uri} has no `keys` list"))?;
         Ok(keys.iter().filter_map(signing_key).map(Arc::new).collect())
     }

@@ -122,17 +122,20 @@ impl OAuth {
         &self.settings
     }
 
-    /// These settings, with the keys `earlier` has read when its settings are the same
-    /// (a reload that changed something else keeps them).
+    /// These settings, with the keys `earlier` has read when they are of the same issuer
+    /// and address (a reload that changed something else keeps them).
     pub(crate) fn keeping_keys_of(self, earlier: &OAuth) -> OAuth {
-        match self.settings == earlier.settings {
-            true => earlier.clone(),
+        let same_keys = |settings: &OAuthSettings| (settings.issuer.clone(), settings.jwks_uri.clone());
+        match same_keys(&self.settings) == same_keys(&earlier.settings) {
+            true => OAuth { settings: self.settings, keys: earlier.keys.clone() },
             false => self,
         }
     }
 
-    /// The agent `token` acts as, or why it is refused.
-    pub(crate) async fn agent_for(&self, token: &str) -> Result<String, Refusal> {
+    /// The agent `token` acts as, or why it is refused. An agent named by a claim must
+    /// not be `taken` (named by another credential: a token of the server's own, or a
+    /// scope agent), so that no issuer's user can act as it.
+    pub(crate) async fn agent_for(&self, token: &str, taken: impl Fn(&str) -> bool) -> Result<String, Refusal> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| Refusal::Invalid("the token is not a signed JWT"))?;
         let key = self.keys.key_for(&header).await?;
@@ -144,7 +147,7 @@ impl OAuth {
         validation.validate_nbf = true;
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &validation)
             .map_err(|e| Refusal::Invalid(why(e.kind())))?;
-        claims::agent(&self.settings, &data.claims)
+        claims::agent(&self.settings, &data.claims, taken)
     }
 
     /// The Protected Resource Metadata document.
@@ -250,6 +253,11 @@ mod tests {
         let first = oauth("https://tools.example.com/mcp");
         let same = oauth("https://tools.example.com/mcp").keeping_keys_of(&first);
         assert!(Arc::ptr_eq(&same.keys, &first.keys));
+        let mut rescoped = OAuthSettings::new("https://auth.example.com", "https://tools.example.com/mcp");
+        rescoped.scopes = vec!["other".into()];
+        let rescoped = OAuth::new(rescoped).unwrap().keeping_keys_of(&first);
+        assert!(Arc::ptr_eq(&rescoped.keys, &first.keys), "the same issuer's keys serve on");
+        assert_eq!(rescoped.settings().scopes, ["other"]);
         let other = oauth("https://other.example.com/mcp").keeping_keys_of(&first);
         assert!(!Arc::ptr_eq(&other.keys, &first.keys));
     }
