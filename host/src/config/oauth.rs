@@ -148,7 +148,7 @@ mod tests {
             &format!("{base}issuer = \"https://a\"\nscope_agents = [{{ scope = \"x\", agent = \"\" }}]\n"),
             "must not be empty",
         );
-        refused(&format!("{base}issuer = \"https://a\"\nclock_skew = \"1h\"\n"), "at most");
+        refused(&format!("{base}issuer = \"https://a\"\nclock_skew = \"11m\"\n"), "at most");
         refused(&format!("{base}issuer = \"https://a\"\naudience = \"x\"\n"), "unknown field `audience`");
     }
 }

@@ -249,7 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn reloaded_settings_keep_the_keys_only_when_unchanged() {
+    fn reloaded_settings_keep_the_keys_of_the_same_issuer_only() {
         let first = oauth("https://tools.example.com/mcp");
         let same = oauth("https://tools.example.com/mcp").keeping_keys_of(&first);
         assert!(Arc::ptr_eq(&same.keys, &first.keys));
@@ -258,7 +258,8 @@ mod tests {
         let rescoped = OAuth::new(rescoped).unwrap().keeping_keys_of(&first);
         assert!(Arc::ptr_eq(&rescoped.keys, &first.keys), "the same issuer's keys serve on");
         assert_eq!(rescoped.settings().scopes, ["other"]);
-        let other = oauth("https://other.example.com/mcp").keeping_keys_of(&first);
-        assert!(!Arc::ptr_eq(&other.keys, &first.keys));
+        let other = OAuthSettings::new("https://other-auth.example.com", "https://tools.example.com/mcp");
+        let other = OAuth::new(other).unwrap().keeping_keys_of(&first);
+        assert!(!Arc::ptr_eq(&other.keys, &first.keys), "another issuer's keys are its own");
     }
 }
