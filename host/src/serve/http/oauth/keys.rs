@@ -73,6 +73,9 @@ pub(super) struct IssuerKeys {
     /// Held while keys are read (one read at a time); holds the JWKS address once the
     /// issuer's metadata named it.
     reading: tokio::sync::Mutex<Option<String>>,
+    /// How many times keys were read: a token verified with keys of an earlier read is
+    /// verified again.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl IssuerKeys {
@@ -83,7 +86,25 @@ impl IssuerKeys {
             http: crate::tls::http_client()?,
             current: ArcSwap::from_pointee(KeySet::default()),
             reading: tokio::sync::Mutex::new(None),
+            generation: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// Which read of the keys is in use; starts a read in the background when they are
+    /// stale.
+    pub(super) fn generation(self: &Arc<Self>) -> u64 {
+        let seen = self.current.load_full();
+        self.read_again_if_stale(seen);
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Reads the keys again in the background when `seen` is stale, unless a read is
+    /// under way.
+    fn read_again_if_stale(self: &Arc<Self>, seen: Arc<KeySet>) {
+        if seen.read_at.is_some() && !seen.is_fresh() && self.reading.try_lock().is_ok() {
+            let keys = self.clone();
+            tokio::spawn(async move { keys.read_again(seen).await });
+        }
     }
 
     /// The key that verifies a token with `header`.
@@ -93,11 +114,7 @@ impl IssuerKeys {
         }
         let seen = self.current.load_full();
         if let Some(key) = seen.find(header) {
-            // Stale: read again in the background, unless a read is under way.
-            if !seen.is_fresh() && self.reading.try_lock().is_ok() {
-                let keys = self.clone();
-                tokio::spawn(async move { keys.read_again(seen).await });
-            }
+            self.read_again_if_stale(seen);
             return Ok(key);
         }
         let now = self.read_again(seen).await?;
@@ -116,6 +133,7 @@ impl IssuerKeys {
         let next = match self.read(&mut jwks_uri).await {
             Ok(keys) => {
                 tracing::info!(issuer = %self.issuer, keys = keys.len(), "read the OAuth issuer's signing keys");
+                self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
                 KeySet { keys, read_at: Some(Instant::now()), tried_at: Some(Instant::now()) }
             }
             Err(error) => {

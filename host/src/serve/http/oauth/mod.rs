@@ -19,6 +19,7 @@
 
 mod claims;
 mod keys;
+mod verified;
 
 pub(crate) use keys::check_address;
 
@@ -78,6 +79,8 @@ impl OAuthSettings {
 pub struct OAuth {
     settings: Arc<OAuthSettings>,
     keys: Arc<keys::IssuerKeys>,
+    /// Tokens verified under these settings.
+    verified: Arc<verified::Verified>,
 }
 
 impl PartialEq for OAuth {
@@ -114,7 +117,7 @@ impl OAuth {
     /// Tokens as `settings` say; errors when no HTTP client can be built.
     pub fn new(settings: OAuthSettings) -> Result<OAuth, String> {
         let keys = keys::IssuerKeys::new(&settings)?;
-        Ok(OAuth { settings: Arc::new(settings), keys: Arc::new(keys) })
+        Ok(OAuth { settings: Arc::new(settings), keys: Arc::new(keys), verified: Arc::default() })
     }
 
     /// What these tokens are checked against.
@@ -127,7 +130,7 @@ impl OAuth {
     pub(crate) fn keeping_keys_of(self, earlier: &OAuth) -> OAuth {
         let same_keys = |settings: &OAuthSettings| (settings.issuer.clone(), settings.jwks_uri.clone());
         match same_keys(&self.settings) == same_keys(&earlier.settings) {
-            true => OAuth { settings: self.settings, keys: earlier.keys.clone() },
+            true => OAuth { keys: earlier.keys.clone(), ..self },
             false => self,
         }
     }
@@ -136,6 +139,11 @@ impl OAuth {
     /// not be `taken` (named by another credential: a token of the server's own, or a
     /// scope agent), so that no issuer's user can act as it.
     pub(crate) async fn agent_for(&self, token: &str, taken: impl Fn(&str) -> bool) -> Result<String, Refusal> {
+        let digest = verified::digest(token);
+        let generation = self.keys.generation();
+        if let Some(agent) = self.verified.agent(&digest, generation) {
+            return Ok(agent);
+        }
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| Refusal::Invalid("the token is not a signed JWT"))?;
         let key = self.keys.key_for(&header).await?;
@@ -147,7 +155,12 @@ impl OAuth {
         validation.validate_nbf = true;
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &validation)
             .map_err(|e| Refusal::Invalid(why(e.kind())))?;
-        claims::agent(&self.settings, &data.claims, taken)
+        let agent = claims::agent(&self.settings, &data.claims, taken)?;
+        // The keys the token was checked with may be of a read newer than `generation`:
+        // remembered under the older one, it is only verified once more.
+        let expires = data.claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        self.verified.remember(digest, &agent, expires.saturating_add(self.settings.clock_skew.as_secs()), generation);
+        Ok(agent)
     }
 
     /// The Protected Resource Metadata document.
