@@ -162,7 +162,7 @@ fn each_is_called_through_the_cli_and_mcp() {
     let results = seen["results"].as_array().unwrap();
     assert_eq!(results[0]["structured"]["centroid"], json!({ "x": 0, "y": 0 }), "{}", results[0]);
     assert_eq!(results[1]["structured"]["mean"], 3, "{}", results[1]);
-    assert_eq!(results[2]["text"], "\"monday\"", "a string output travels as text: {}", results[2]);
+    assert_eq!(results[2]["text"], "monday", "a string output travels as its text: {}", results[2]);
     assert_eq!(results[3]["is_error"], true);
     assert!(results[3]["text"].as_str().unwrap().contains("no numbers"), "{}", results[3]);
     assert_eq!(results[4]["is_error"], true);

@@ -153,7 +153,7 @@ fn assert_typescript_session(seen: &Value, expected_tools: &Value) {
     // JavaScript has one number type: the SDK hands 6.0 back as 6.
     assert_eq!(seen["add"], json!({ "is_error": false, "structured": { "value": 6 }, "text": "{\"value\":6.0}" }));
     assert_eq!(seen["get"]["structured"], json!({ "found": true, "value": 20 }), "{mode}");
-    assert_eq!(seen["shout"]["text"], "\"QUIET\"", "{mode}: a string output travels as text");
+    assert_eq!(seen["shout"]["text"], "QUIET", "{mode}: a string output travels as its text, unquoted");
     assert_eq!(seen["divide_by_zero"]["is_error"], true, "{mode}");
     assert!(seen["divide_by_zero"]["text"].as_str().unwrap().starts_with("input_invalid: "), "{mode}");
 }

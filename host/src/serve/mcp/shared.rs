@@ -111,6 +111,8 @@ impl Shared {
         match report.outcome {
             Ok(output) if report.output_form == OutputForm::McpContent => Ok(content_result(output)),
             Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
+            // A string is text for the model (Markdown, a report), not a JSON string literal.
+            Ok(Value::String(text)) => Ok(CallToolResult::success(vec![ContentBlock::text(text)])),
             Ok(output) => Ok(CallToolResult::success(vec![ContentBlock::text(output.to_string())])),
             Err(CallError::NotFound { name, suggestions }) => {
                 tracing::debug!(caller = %caller, tool = %crate::text::Escaped(&name), "call of an unknown tool");
