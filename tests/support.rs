@@ -549,6 +549,16 @@ pub fn spawn_http_server(mut command: Command) -> Result<(std::process::Child, S
     Ok((child, addr))
 }
 
+/// A child process killed (and reaped) when dropped, whether the test passed or not.
+pub struct KilledOnDrop(pub std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A loopback port the OS picks, free now, for a server that must be told its port.
 pub fn free_loopback_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port()

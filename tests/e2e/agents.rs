@@ -458,6 +458,18 @@ async fn a_dropped_call_stops_the_guest_and_is_recorded_as_cancelled() {
     assert!(started.elapsed() < Duration::from_secs(2), "the slot was free at once");
 }
 
+/// A host serving `tools` under `policy` on the shared store `redis`: one of the replicas
+/// the quota tests count across.
+async fn replica(tools: &ToolsDir, redis: &toolhost_tests::RedisServer, policy: &Policy) -> ToolHost {
+    ToolHost::builder()
+        .root(tools.path())
+        .storage(toolhost::storage::StorageSetting::Redis(redis.url.clone()))
+        .policy(policy.clone())
+        .build()
+        .await
+        .unwrap()
+}
+
 /// Waits out the last seconds of a clock minute: quotas count calls per clock minute,
 /// and a test's calls should fall in one.
 pub(crate) fn clear_of_a_minute_boundary() {
@@ -482,16 +494,7 @@ async fn an_agent_over_its_quota_is_refused_and_another_is_not() {
         toolhost::AgentQuota::for_agent("ci").calls_per_minute(3),
     ];
     let policy = Policy::allow_all().with_quotas(quotas.clone());
-    let build = || async {
-        ToolHost::builder()
-            .root(tools.path())
-            .storage(toolhost::storage::StorageSetting::Redis(redis.url.clone()))
-            .policy(policy.clone())
-            .build()
-            .await
-            .unwrap()
-    };
-    let (first, second) = (build().await, build().await);
+    let (first, second) = (replica(&tools, &redis, &policy).await, replica(&tools, &redis, &policy).await);
     let sleep = |ms: u64| json!({ "ops": [{ "op": "sleep", "ms": ms }] });
 
     // One call at once: the second waits for nothing, it is refused at once.
@@ -537,16 +540,7 @@ async fn an_agent_that_burned_its_fuel_for_the_minute_waits_for_the_next() {
     tools.install("hostile", "hostile", "hostile");
     let redis = toolhost_tests::RedisServer::start();
     let policy = Policy::allow_all().with_quotas(vec![toolhost::AgentQuota::for_agent("burner").fuel_per_minute(FUEL)]);
-    let build = || async {
-        ToolHost::builder()
-            .root(tools.path())
-            .storage(toolhost::storage::StorageSetting::Redis(redis.url.clone()))
-            .policy(policy.clone())
-            .build()
-            .await
-            .unwrap()
-    };
-    let (first, second) = (build().await, build().await);
+    let (first, second) = (replica(&tools, &redis, &policy).await, replica(&tools, &redis, &policy).await);
     clear_of_a_minute_boundary();
     let burner = Caller::new("burner");
     let busy = |iterations: u64| json!({ "iterations": iterations });

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolhost_tests::wire::{HttpSession, initialize_request};
-use toolhost_tests::{ToolsDir, free_loopback_port, mcp_python, npm_package, spawn_http_server, toolhost_bin};
+use toolhost_tests::{
+    KilledOnDrop, ToolsDir, free_loopback_port, mcp_python, npm_package, spawn_http_server, toolhost_bin,
+};
 
 const CAROL_TOKEN: &str = "carol-token-0123456789abcdef";
 
@@ -117,19 +119,9 @@ fn post_form(authority: &str, path: &str, form: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("no JSON ({e}): {answer}"))
 }
 
-/// A child process killed when dropped, whether the test passed or not.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The stdlib task list and a `who` tool that tells its caller, served with `[oauth]`
 /// for `issuer`, beside a static token for carol; one policy rule per agent.
-fn serve_with_oauth(issuer: &str, port: u16) -> (ToolsDir, tempfile::TempDir, PathBuf, Killed, String) {
+fn serve_with_oauth(issuer: &str, port: u16) -> (ToolsDir, tempfile::TempDir, PathBuf, KilledOnDrop, String) {
     let tools = ToolsDir::new();
     tools.install("stdlib-task", "task", "task");
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/task/manifest.toml");
@@ -143,7 +135,7 @@ fn serve_with_oauth(issuer: &str, port: u16) -> (ToolsDir, tempfile::TempDir, Pa
     command.arg("--config").arg(&config).arg("serve").arg(tools.path());
     command.args(["--http", &format!("127.0.0.1:{port}")]);
     let (server, addr) = spawn_http_server(command).expect("toolhost serves");
-    let server = Killed(server);
+    let server = KilledOnDrop(server);
     HttpSession::wait_until_ready(&addr, None, Duration::from_secs(60));
     (tools, dir, config, server, addr)
 }

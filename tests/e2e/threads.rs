@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolhost_tests::wire::{HttpSession, StdioSession};
-use toolhost_tests::{ToolsDir, spawn_http_server, toolhost_bin};
+use toolhost_tests::{KilledOnDrop, ToolsDir, spawn_http_server, toolhost_bin};
 
 const TOKEN: &str = "planner-thread-token-0123456789";
 
@@ -29,16 +29,6 @@ fn threads_config() -> (ToolsDir, tempfile::TempDir, PathBuf) {
     let config = dir.path().join("toolhost.toml");
     std::fs::write(&config, text).unwrap();
     (tools, dir, config)
-}
-
-/// A child process killed when dropped, whether the test passed or not.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn in_thread(thread: &str) -> Value {
@@ -99,7 +89,7 @@ fn a_thread_named_in_meta_gets_its_policy_in_http_sessions_and_stateless_request
     let mut command = Command::new(toolhost_bin());
     command.arg("--config").arg(&config).arg("serve").arg(tools.path()).args(["--http", "0"]);
     let (server, addr) = spawn_http_server(command).expect("toolhost serves");
-    let _server = Killed(server);
+    let _server = KilledOnDrop(server);
     HttpSession::wait_until_ready(&addr, None, Duration::from_secs(60));
 
     let list = |session: &mut HttpSession, params: Value, extra: &[(&str, &str)]| {

@@ -34,6 +34,8 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, TokenS
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from client import call_summary
+
 REDIRECT_URI = "http://localhost:3030/callback"
 SCOPE = "mcp:tools"
 OVERALL_TIMEOUT = 60.0
@@ -115,18 +117,6 @@ def _json_or_none(response: httpx2.Response) -> dict[str, Any] | None:
     except ValueError:
         return None
     return body if isinstance(body, dict) else None
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
-
-
-def call_summary(result: Any) -> dict[str, Any]:
-    return {
-        "is_error": bool(result.is_error),
-        "structured": result.structured_content,
-        "text": text_of(result),
-    }
 
 
 async def run(server_url: str, account: str, calls: list[dict[str, Any]]) -> dict[str, Any]:

@@ -77,10 +77,14 @@ impl Tokens {
     /// The agent `presented` stands for. Every digest is compared, each in constant
     /// time, so the answer's timing says nothing about how close a guess came.
     pub fn agent_for(&self, presented: &str) -> Option<&str> {
-        let presented = digest(presented);
+        self.agent_for_digest(&digest(presented))
+    }
+
+    /// The agent a token with the digest `presented` stands for (see [`Tokens::agent_for`]).
+    pub(crate) fn agent_for_digest(&self, presented: &TokenDigest) -> Option<&str> {
         let mut agent = None;
         for (digest, owner) in &self.entries {
-            if bool::from(digest.ct_eq(&presented)) {
+            if bool::from(digest.ct_eq(presented)) {
                 agent = Some(owner.as_str());
             }
         }

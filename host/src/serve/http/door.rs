@@ -15,7 +15,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 
-use crate::serve::http::auth::{LiveTokens, SessionOwners, Tokens};
+use crate::serve::http::auth::{LiveTokens, SessionOwners, Tokens, digest};
 use crate::serve::http::middleware::plain;
 use crate::serve::http::oauth::{OAuth, Refusal};
 use crate::serve::http::sessions::BoundedSessions;
@@ -80,13 +80,15 @@ async fn agent_of(tokens: &Tokens, presented: Option<&str>) -> Result<String, Re
     let Some(token) = presented else {
         return Err(refused(tokens.oauth(), None));
     };
-    if let Some(agent) = tokens.agent_for(token) {
+    // One digest, for the server's own tokens and the verified access tokens alike.
+    let digest = digest(token);
+    if let Some(agent) = tokens.agent_for_digest(&digest) {
         return Ok(agent.to_owned());
     }
     let Some(oauth) = tokens.oauth() else {
         return Err(refused(None, Some(Refusal::Invalid("the token is not valid for this server"))));
     };
-    oauth.agent_for(token, |agent| tokens.stands_for(agent)).await.map_err(|refusal| {
+    oauth.agent_for(token, digest, |agent| tokens.stands_for(agent)).await.map_err(|refusal| {
         tracing::debug!(?refusal, "refused an OAuth access token");
         refused(Some(oauth), Some(refusal))
     })

@@ -135,11 +135,15 @@ impl OAuth {
         }
     }
 
-    /// The agent `token` acts as, or why it is refused. An agent named by a claim must
-    /// not be `taken` (named by another credential: a token of the server's own, or a
-    /// scope agent), so that no issuer's user can act as it.
-    pub(crate) async fn agent_for(&self, token: &str, taken: impl Fn(&str) -> bool) -> Result<String, Refusal> {
-        let digest = verified::digest(token);
+    /// The agent `token` (whose SHA-256 is `digest`) acts as, or why it is refused. An
+    /// agent named by a claim must not be `taken` (named by another credential: a token
+    /// of the server's own, or a scope agent), so that no issuer's user can act as it.
+    pub(crate) async fn agent_for(
+        &self,
+        token: &str,
+        digest: [u8; 32],
+        taken: impl Fn(&str) -> bool,
+    ) -> Result<String, Refusal> {
         let generation = self.keys.generation();
         if let Some(agent) = self.verified.agent(&digest, generation) {
             return Ok(agent);
