@@ -5,7 +5,7 @@
 // crosses the boundary is JSON text; the host has checked the input against the schema
 // below before `call` runs, so only input that fits it arrives here.
 
-import { log, config } from 'toolhost:tool/host@0.1.2';
+import { log, config } from 'toolhost:tool/host@0.1.3';
 
 // Factors to the category's base unit (the first unit of each category).
 const LINEAR = {

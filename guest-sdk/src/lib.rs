@@ -59,7 +59,10 @@ pub use schemars::{self, JsonSchema};
 pub use serde::{self, Deserialize, Serialize};
 pub use serde_json;
 
+pub mod client;
 pub mod storage;
+
+pub use client::{Content, add_content};
 
 /// How a tool call fails; see the contract's `tool-error` variant.
 ///

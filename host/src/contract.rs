@@ -10,9 +10,14 @@ use wasmtime::component::Component;
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "plugin",
+    imports: {
+        "toolhost:tool/host.elicit": async,
+        "toolhost:tool/host.sample": async,
+    },
     exports: { default: async },
 });
 
+use self::toolhost::tool::host as guest;
 pub use self::toolhost::tool::host::{CallerInfo, LogLevel};
 pub use exports::toolhost::tool::toolbox::{ToolError as GuestToolError, ToolInfo as GuestToolInfo};
 
@@ -22,6 +27,86 @@ impl From<GuestToolError> for crate::tool::ToolError {
             GuestToolError::InvalidInput(reason) => crate::tool::ToolError::InvalidInput(reason),
             GuestToolError::Failed(message) => crate::tool::ToolError::Failed(message),
         }
+    }
+}
+
+impl From<LogLevel> for crate::client::LogLevel {
+    fn from(level: LogLevel) -> Self {
+        match level {
+            LogLevel::Trace => crate::client::LogLevel::Trace,
+            LogLevel::Debug => crate::client::LogLevel::Debug,
+            LogLevel::Info => crate::client::LogLevel::Info,
+            LogLevel::Warn => crate::client::LogLevel::Warn,
+            LogLevel::Error => crate::client::LogLevel::Error,
+        }
+    }
+}
+
+impl From<guest::Content> for crate::content::Content {
+    fn from(block: guest::Content) -> Self {
+        use crate::content::{Content, ResourceContents};
+        match block {
+            guest::Content::Text(text) => Content::Text(text),
+            guest::Content::Image(media) => Content::Image { data: media.data, mime_type: media.mime_type },
+            guest::Content::Audio(media) => Content::Audio { data: media.data, mime_type: media.mime_type },
+            guest::Content::ResourceLink(link) => Content::ResourceLink {
+                uri: link.uri,
+                name: link.name,
+                description: link.description,
+                mime_type: link.mime_type,
+            },
+            guest::Content::Resource(resource) => Content::Resource {
+                uri: resource.uri,
+                mime_type: resource.mime_type,
+                contents: match resource.contents {
+                    guest::ResourceContents::Text(text) => ResourceContents::Text(text),
+                    guest::ResourceContents::Blob(data) => ResourceContents::Blob(data),
+                },
+            },
+        }
+    }
+}
+
+impl From<crate::client::ClientError> for guest::ClientError {
+    fn from(error: crate::client::ClientError) -> Self {
+        use crate::client::ClientError;
+        match error {
+            ClientError::NotGranted(reason) => guest::ClientError::NotGranted(reason),
+            ClientError::Unsupported(reason) => guest::ClientError::Unsupported(reason),
+            ClientError::Failed(reason) => guest::ClientError::Failed(reason),
+        }
+    }
+}
+
+impl From<crate::client::ElicitAnswer> for guest::ElicitAnswer {
+    fn from(answer: crate::client::ElicitAnswer) -> Self {
+        use crate::client::ElicitAnswer;
+        match answer {
+            ElicitAnswer::Accept(values) => guest::ElicitAnswer::Accept(values.to_string()),
+            ElicitAnswer::Decline => guest::ElicitAnswer::Decline,
+            ElicitAnswer::Cancel => guest::ElicitAnswer::Cancel,
+        }
+    }
+}
+
+impl From<guest::SamplingRequest> for crate::client::SamplingRequest {
+    fn from(request: guest::SamplingRequest) -> Self {
+        use crate::client::Role;
+        let role = |role: guest::Role| match role {
+            guest::Role::User => Role::User,
+            guest::Role::Assistant => Role::Assistant,
+        };
+        crate::client::SamplingRequest {
+            messages: request.messages.into_iter().map(|m| (role(m.role), m.text)).collect(),
+            system_prompt: request.system_prompt,
+            max_tokens: request.max_tokens,
+        }
+    }
+}
+
+impl From<crate::client::SamplingReply> for guest::SamplingReply {
+    fn from(reply: crate::client::SamplingReply) -> Self {
+        guest::SamplingReply { text: reply.text, model: reply.model, stop_reason: reply.stop_reason }
     }
 }
 

@@ -47,6 +47,8 @@
 // The floors, bottom up (docs/architecture.md; `cargo xtask layers` checks them).
 // Floor 1, vocabulary:
 pub mod allocator;
+mod client;
+mod content;
 mod contract;
 mod error;
 pub mod names;
@@ -80,7 +82,12 @@ pub mod serve;
 mod config;
 pub mod scaffold;
 
+pub use crate::client::{
+    Client, ClientError, ClientHook, ClientPower, ClientPowers, ClientRequest, ClientSession, ClientUse, ElicitAnswer,
+    LogLevel, Role, SamplingReply, SamplingRequest,
+};
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig};
+pub use crate::content::{Content, ResourceContents};
 pub use crate::definitions::ExportFormat;
 pub use crate::error::{
     BuildError, CallError, ErrorKind, Interfaces, LoadError, LoadErrorKind, MemoryResource, NativeToolError,
@@ -104,8 +111,8 @@ pub use crate::sandbox::{
 };
 pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
 pub use crate::sources::{
-    Contract, HttpTool, LoadedComponent, NativeTool, PlainFunction, ToolSource, UpstreamTool, is_http_tool_file,
-    upstream,
+    CallContext, Contract, HttpTool, LoadedComponent, NativeTool, PlainFunction, ToolSource, UpstreamTool,
+    is_http_tool_file, upstream,
 };
 pub use crate::tool::{
     Ceilings, DeclaredOutput, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TIMEOUT,

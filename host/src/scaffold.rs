@@ -304,7 +304,7 @@ mod tests {
             assert_eq!(read(temp.path(), "wit/tool.wit"), WIT, "{lang}");
             let keyvalue = read(temp.path(), "wit/deps/keyvalue/world.wit");
             assert!(keyvalue.contains("package wasi:keyvalue@0.2.0-draft2;"), "{lang}");
-            assert!(WIT.contains("package toolhost:tool@0.1.2;"));
+            assert!(WIT.contains("package toolhost:tool@0.1.3;"));
         }
     }
 

@@ -88,9 +88,9 @@ fn inspect_shows_tools_schemas_and_imports() {
     let output = toolhost(&["inspect", component("math").to_str().unwrap()], None);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let inspection = stdout_json(&output);
-    assert_eq!(inspection["contract"], "toolhost:tool@0.1.2");
+    assert_eq!(inspection["contract"], "toolhost:tool@0.1.3");
     let imports: Vec<&str> = inspection["imports"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
-    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.2")), "{imports:?}");
+    assert!(imports.iter().any(|i| i.starts_with("toolhost:tool/types@0.1.3")), "{imports:?}");
     assert!(imports.iter().any(|i| i.starts_with("wasi:cli/")), "{imports:?}");
     let evaluate = inspection["tools"].as_array().unwrap().iter().find(|t| t["name"] == "evaluate").unwrap();
     assert_eq!(evaluate["input_schema"]["required"], json!(["expression"]));

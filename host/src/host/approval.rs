@@ -78,15 +78,15 @@ impl ToolHost {
 
     /// Whether a call of `name` by `caller` is known now to run without asking the
     /// call's own approver ([`CallOptions::approver`]): the tool resolves for the caller
-    /// and its policy needs no approval, or the host's hook decides approvals. A tool
-    /// not resolved (not loaded yet, hidden, unknown) is not known to.
+    /// and its policy needs no approval (or the host's hook decides approvals), and the
+    /// tool may use none of the client's powers ([`CallOptions::client`]). A tool not
+    /// resolved (not loaded yet, hidden, unknown) is not known to.
     pub fn runs_without_call_approver(&self, caller: &Caller, name: &str) -> bool {
-        if self.approver(None).is_some() {
-            return true;
-        }
         let snapshot = self.snapshot.load();
-        let permit = snapshot.find(name).and_then(|(entry, _)| self.access(caller, entry).ok());
-        permit.is_some_and(|permit| permit.approval.is_none())
+        let Some((entry, _)) = snapshot.find(name) else { return false };
+        let Ok(permit) = self.access(caller, entry) else { return false };
+        let asks_client = !entry.source.client_powers().intersection(permit.client).is_empty();
+        !asks_client && (permit.approval.is_none() || self.approver(None).is_some())
     }
 }
 

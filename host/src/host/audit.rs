@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
+use crate::client::ClientRequest;
 use crate::policy::{ApprovalRecord, Caller};
 use crate::sandbox::DeniedRequest;
 use crate::tool::SourceKind;
@@ -60,6 +61,17 @@ pub struct CallRecord {
     /// Why the call needed approval, who answered and what, when it needed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalRecord>,
+    /// How many content blocks the tool showed beside its output.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub content_blocks: usize,
+    /// What the tool asked of the calling client (elicitation, sampling), with the
+    /// answers' outcomes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_requests: Vec<ClientRequest>,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// Fans call records out to subscribers and the optional JSONL file.
@@ -197,6 +209,8 @@ mod tests {
             dropped_log_bytes: 0,
             denied_requests: Vec::new(),
             approval: None,
+            content_blocks: 0,
+            client_requests: Vec::new(),
         }
     }
 

@@ -19,6 +19,7 @@
 //! The run is the tool's source's ([`ToolSource`](crate::ToolSource)`::run`); everything before and after
 //! it is the same for every kind of source.
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use serde_json::Value;
@@ -26,6 +27,7 @@ use tracing::Instrument;
 
 use super::ToolHost;
 use super::report::{CallOptions, CallReport, Recorder, ToolCall};
+use crate::client::{ClientSession, ClientUse};
 use crate::error::{CallError, Violation};
 use crate::names::NameForm;
 use crate::policy::{ApprovalRecord, Caller, Permit};
@@ -136,6 +138,12 @@ impl ToolHost {
             Err(error) => return (Err(error), Usage::default()),
         };
         let mut approval = None;
+        let client = ClientSession::new(
+            options.client.clone(),
+            entry.source.client_powers().intersection(permit.client),
+            Arc::from(entry.full_name.as_str()),
+            entry.def().limits.max_output,
+        );
         let input = match self.checked_input(caller, (entry, form, permit), input, options, &mut approval).await {
             Ok(input) => input,
             Err(error) => return (Err(error), Usage { approval, ..Usage::default() }),
@@ -150,6 +158,7 @@ impl ToolHost {
             storage: &self.storage,
             caller,
             progress: options.progress.as_ref(),
+            client: &client,
             input_bytes,
         };
         let ran = entry.source.run(&entry.full_name, input, &context).await;
@@ -164,6 +173,7 @@ impl ToolHost {
             captured: ran.captured,
             denied_requests: ran.denied_requests,
             approval,
+            client: client.finish(),
         };
         let outcome = match (output, ran.writes) {
             (Ok(output), Some(writes)) => writes.commit(&entry.full_name).await.map(|()| output),
@@ -233,10 +243,14 @@ struct Usage {
     captured: CapturedOutput,
     denied_requests: Vec<DeniedRequest>,
     approval: Option<ApprovalRecord>,
+    client: ClientUse,
 }
 
 impl Usage {
     fn into_report(self, report: &mut CallReport) {
+        report.content = self.client.content;
+        report.client_requests = self.client.requests;
+        report.client_log_lines = self.client.log_lines;
         report.fuel_consumed = self.fuel_consumed;
         report.output_bytes = self.output_bytes;
         report.captured = self.captured;

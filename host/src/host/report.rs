@@ -7,6 +7,8 @@ use serde_json::{Value, json};
 
 use super::ToolHost;
 use super::audit::CallRecord;
+use crate::client::{ClientHook, ClientRequest};
+use crate::content::Content;
 use crate::error::CallError;
 use crate::policy::{ApprovalHook, ApprovalRecord, Caller};
 use crate::progress::ProgressHook;
@@ -36,6 +38,9 @@ pub struct CallOptions {
     /// Where the tool's progress reports (`host.progress`) go; without it they are
     /// dropped.
     pub progress: Option<ProgressHook>,
+    /// The client behind the call, which a tool granted its powers may ask (the person,
+    /// its model) and log to; without it such requests answer `unsupported`.
+    pub client: Option<ClientHook>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -44,6 +49,7 @@ impl std::fmt::Debug for CallOptions {
             .field("call_id", &self.call_id)
             .field("approver", &self.approver.is_some())
             .field("progress", &self.progress.is_some())
+            .field("client", &self.client.is_some())
             .finish()
     }
 }
@@ -87,6 +93,12 @@ pub struct CallReport {
     pub hidden_because: Option<String>,
     /// Why the call needed approval, who answered and what, when it needed it.
     pub approval: Option<ApprovalRecord>,
+    /// Content blocks the tool showed beside its output, in order.
+    pub content: Vec<Content>,
+    /// What the tool asked of its client (elicitation, sampling).
+    pub client_requests: Vec<ClientRequest>,
+    /// Log lines the tool sent to its client.
+    pub client_log_lines: u64,
 }
 
 impl CallReport {
@@ -109,6 +121,9 @@ impl CallReport {
             denied_requests: Vec::new(),
             hidden_because: None,
             approval: None,
+            content: Vec::new(),
+            client_requests: Vec::new(),
+            client_log_lines: 0,
         }
     }
 
@@ -138,6 +153,8 @@ impl serde::Serialize for CallReport {
             "output_bytes": self.output_bytes,
             "captured": self.captured,
             "denied_requests": self.denied_requests,
+            "content": self.content,
+            "client_requests": self.client_requests,
         })
         .serialize(serializer)
     }
@@ -172,6 +189,8 @@ impl CallReport {
             dropped_log_bytes: report.captured.dropped_bytes,
             denied_requests: report.denied_requests.clone(),
             approval: report.approval.clone(),
+            content_blocks: report.content.len(),
+            client_requests: report.client_requests.clone(),
         }
     }
 }

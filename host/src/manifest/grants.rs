@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::client::{ClientPower, ClientPowers};
 use crate::sandbox::{FileGrant, Grants, HostPattern};
 use crate::secret::{RawSecret, SecretSource, secret};
 use crate::storage::{Quota, StorageGrant, is_bucket_name};
@@ -26,6 +27,8 @@ pub(super) struct RawGrants {
     storage: Option<Spanned<RawStorage>>,
     #[serde(default)]
     caller: bool,
+    #[serde(default)]
+    client: Vec<Spanned<String>>,
 }
 
 /// `[grants] storage`: a list of private buckets, or the whole table.
@@ -78,7 +81,21 @@ pub(super) fn grants(path: &Path, base: &Path, raw: RawGrants) -> Result<Grants,
         config: config_grants(path, base, raw.config)?,
         storage: storage_grant(path, raw.storage)?,
         caller: raw.caller,
+        client: client_grants(raw.client)?,
     })
+}
+
+/// `[grants] client`: the calling client's powers, by name.
+fn client_grants(raw: Vec<Spanned<String>>) -> Result<ClientPowers, Problem> {
+    raw.into_iter()
+        .map(|name| {
+            ClientPower::parse(name.get_ref()).ok_or_else(|| {
+                let known: Vec<&str> = ClientPower::ALL.iter().map(|p| p.as_str()).collect();
+                let message = format!("`{}` is not a client power (known: {})", name.get_ref(), known.join(", "));
+                Problem::at(name.span(), message)
+            })
+        })
+        .collect()
 }
 
 fn file_grants(base: &Path, raw: Vec<Spanned<RawFileGrant>>) -> Result<Vec<FileGrant>, Problem> {

@@ -34,6 +34,7 @@ mod quotas;
 mod sessions;
 mod tools;
 
+use crate::client::{ClientPower, ClientPowers};
 use crate::tool::{Risk, ToolPolicy};
 pub use approval::{Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver};
 pub use caller::Caller;
@@ -64,6 +65,10 @@ pub struct PolicyRule {
     /// Calls of tools above this risk level need approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve_above: Option<Risk>,
+    /// The client's powers (`elicit`, `sample`, `log`) a tool may use on these agents'
+    /// behalf, of those its manifest grants; without it, all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<Vec<ClientPower>>,
 }
 
 impl PolicyRule {
@@ -117,6 +122,15 @@ impl PolicyRule {
 pub struct Permit {
     /// Why the call needs approval first, when it does.
     pub approval: Option<String>,
+    /// The client's powers the tool may use for this caller (within its own grants).
+    pub client: ClientPowers,
+}
+
+impl Permit {
+    /// A permit without approval and every client power the tool is granted.
+    pub fn granted() -> Permit {
+        Permit { approval: None, client: ClientPowers::all() }
+    }
 }
 
 /// How the policy decided one caller's access to one tool: the rule that decided (none
@@ -195,7 +209,7 @@ impl Policy {
         let tool = &self.tool_policy(full_name, source);
         let tool_approval = tool.requires_approval.then(|| "the tool requires approval".to_owned());
         if self.rules.is_empty() {
-            return Explanation { rule: None, verdict: Ok(Permit { approval: tool_approval }) };
+            return Explanation { rule: None, verdict: Ok(Permit { approval: tool_approval, ..Permit::granted() }) };
         }
         let Some((index, rule)) = self.rules.iter().enumerate().find(|(_, rule)| rule.covers(caller)) else {
             let reason = format!(
@@ -203,7 +217,9 @@ impl Policy {
             );
             return Explanation { rule: None, verdict: Err(reason) };
         };
-        let verdict = rule.decide(full_name, tool).map(|approval| Permit { approval: tool_approval.or(approval) });
+        let client = rule.client.as_ref().map_or_else(ClientPowers::all, |powers| powers.iter().copied().collect());
+        let verdict =
+            rule.decide(full_name, tool).map(|approval| Permit { approval: tool_approval.or(approval), client });
         Explanation { rule: Some((index, rule.clone())), verdict }
     }
 }
@@ -346,7 +362,7 @@ mod tests {
             Policy::new(vec![PolicyRule::for_agent("*").allow(["*"]).max_risk(Risk::High).approve_above(Risk::Low)]);
         let at = |risk| ToolPolicy { risk, ..ToolPolicy::default() };
         let caller = Caller::new("a");
-        assert_eq!(policy.check(&caller, "x/low", &at(Risk::Low)), Ok(Permit { approval: None }));
+        assert_eq!(policy.check(&caller, "x/low", &at(Risk::Low)), Ok(Permit::granted()));
         assert!(policy.check(&caller, "x/high", &at(Risk::High)).unwrap().approval.unwrap().contains("above `low`"));
         assert!(policy.check(&caller, "x/critical", &at(Risk::Critical)).unwrap_err().contains("above the `high`"));
         let required = ToolPolicy { requires_approval: true, ..at(Risk::Low) };

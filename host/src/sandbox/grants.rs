@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use crate::client::ClientPowers;
 use crate::sandbox::outbound::HostPattern;
 use crate::sandbox::output::OutputSink;
 use crate::storage::StorageGrant;
@@ -28,6 +29,9 @@ pub struct Grants {
     pub storage: StorageGrant,
     /// Whether `host.caller` tells the guest who is calling (agent and session).
     pub caller: bool,
+    /// The calling client's powers the guest may use (`host.elicit`, `host.sample`, its
+    /// `host.log` lines reaching the client).
+    pub client: ClientPowers,
 }
 
 /// A host directory a guest sees. Serializes as `{"guest", "host", "mode": "ro"|"rw"}`.
@@ -99,6 +103,7 @@ impl std::fmt::Debug for Grants {
             .field("network", &self.network.iter().map(ToString::to_string).collect::<Vec<_>>())
             .field("storage", &self.storage)
             .field("caller", &self.caller)
+            .field("client", &self.client)
             .finish()
     }
 }
@@ -120,6 +125,8 @@ pub struct Capabilities {
     pub storage: Capability<Vec<String>>,
     /// `toolhost:tool/host.caller`: whether the guest may learn who is calling.
     pub caller: Capability<bool>,
+    /// `toolhost:tool/host.elicit`, `.sample`, `.log`: the client's powers granted.
+    pub client: Capability<ClientPowers>,
     /// `wasi:sockets`: never granted.
     pub sockets: Capability<&'static str>,
 }
@@ -153,6 +160,7 @@ impl Capabilities {
             },
             storage: Capability { imported: imported("wasi:keyvalue/"), granted: granted_buckets(&grants.storage) },
             caller: Capability { imported: imported("toolhost:tool/host"), granted: grants.caller },
+            client: Capability { imported: imported("toolhost:tool/host"), granted: grants.client },
             sockets: Capability {
                 imported: imported("wasi:sockets/"),
                 granted: "never: raw sockets are not granted in this version",

@@ -10,6 +10,7 @@ use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::client::{ClientError, ClientSession};
 use crate::contract::{self, CallerInfo, LogLevel, Plugin};
 use crate::error::BuildError;
 use crate::policy::Caller;
@@ -21,6 +22,8 @@ use crate::sandbox::limits::CallLimiter;
 use crate::sandbox::outbound::OutboundHttp;
 use crate::sandbox::output::{OutputSink, level_name};
 use crate::text::Escaped;
+
+use contract::toolhost::tool::host as guest;
 
 /// The data of one call's `Store`.
 pub(crate) struct SandboxState {
@@ -38,6 +41,17 @@ pub(crate) struct SandboxState {
     pub(super) storage: CallStorage,
     /// Who is calling, when the component is granted to know (`host.caller`).
     pub(super) caller: Option<Caller>,
+    /// What the call may ask of its client, and the content it shows (none while a
+    /// component's tools are listed).
+    pub(super) client: Option<ClientSession>,
+}
+
+impl SandboxState {
+    fn client(&self) -> Result<ClientSession, contract::toolhost::tool::host::ClientError> {
+        self.client
+            .clone()
+            .ok_or_else(|| ClientError::Unsupported("no call is running: tools are being listed".to_owned()).into())
+    }
 }
 
 impl WasiView for SandboxState {
@@ -58,6 +72,9 @@ impl contract::toolhost::tool::host::Host for SandboxState {
     fn log(&mut self, level: LogLevel, message: String) {
         if let Some(kept) = self.output.log(level, &message) {
             tracing::event!(target: "toolhost::guest", tracing::Level::DEBUG, tool = %self.label, level = level_name(level), "{}", Escaped(&message[..kept]));
+            if let Some(client) = &self.client {
+                client.log(level.into(), &message[..kept]);
+            }
         }
     }
 
@@ -72,6 +89,29 @@ impl contract::toolhost::tool::host::Host for SandboxState {
     fn caller(&mut self) -> Option<CallerInfo> {
         let caller = self.caller.as_ref()?;
         Some(CallerInfo { agent: caller.agent.clone(), session: caller.conversation().map(str::to_owned) })
+    }
+
+    fn add_content(&mut self, block: guest::Content) -> Result<(), String> {
+        match &self.client {
+            Some(client) => client.add_content(block.into()),
+            None => Err("no call is running: tools are being listed".to_owned()),
+        }
+    }
+
+    async fn elicit(
+        &mut self,
+        message: String,
+        requested_schema: String,
+    ) -> Result<guest::ElicitAnswer, guest::ClientError> {
+        let client = self.client()?;
+        let schema = serde_json::from_str(&requested_schema)
+            .map_err(|e| ClientError::Failed(format!("the requested schema is not JSON: {e}")))?;
+        Ok(client.elicit(&message, schema).await?.into())
+    }
+
+    async fn sample(&mut self, request: guest::SamplingRequest) -> Result<guest::SamplingReply, guest::ClientError> {
+        let client = self.client()?;
+        Ok(client.sample(request.into()).await?.into())
     }
 }
 

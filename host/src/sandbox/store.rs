@@ -11,6 +11,7 @@ use wasmtime::component::{ComponentExportIndex, InstancePre, ResourceTable, Val}
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpCtx;
 
+use crate::client::ClientSession;
 use crate::contract::{GuestToolError, GuestToolInfo, PluginPre};
 use crate::error::CallError;
 use crate::policy::Caller;
@@ -37,6 +38,8 @@ pub(crate) struct Services {
     pub resolver: Arc<dyn Resolve>,
     pub storage: Option<Arc<Storage>>,
     pub caller: Option<Caller>,
+    /// What the call may ask of its client, and where its content blocks go.
+    pub client: Option<ClientSession>,
 }
 
 /// The outcome of one sandboxed run, with what it consumed.
@@ -196,6 +199,7 @@ fn new_store(
         limiter: CallLimiter::new(limits.memory),
         output: output.clone(),
         caller: services.caller.clone().filter(|_| grants.caller),
+        client: services.client,
         grants,
         label,
         progress,

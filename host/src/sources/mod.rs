@@ -20,13 +20,14 @@ use serde_json::Value;
 pub(crate) use component::{Components, check_preamble, content_hash, return_freed_memory};
 pub use component::{Contract, LoadedComponent, PlainFunction};
 pub use http::{HttpTool, is_http_tool_file};
-pub use native::NativeTool;
+pub use native::{CallContext, NativeTool};
 pub use upstream::{
     ChildSandbox, DEFAULT_LAYER as DEFAULT_UPSTREAM_LAYER, Secret, UpstreamChanges, UpstreamServer, UpstreamStatus,
     UpstreamTool, UpstreamTransport,
 };
 pub(crate) use upstream::{Publication, Supervisors, section};
 
+use crate::client::{ClientPowers, ClientSession};
 use crate::error::CallError;
 use crate::policy::Caller;
 use crate::progress::ProgressHook;
@@ -102,6 +103,8 @@ pub(crate) struct RunContext<'a> {
     pub caller: &'a Caller,
     /// Where the tool's progress reports go.
     pub progress: Option<&'a ProgressHook>,
+    /// What the tool may ask of the calling client, and where its content blocks go.
+    pub client: &'a ClientSession,
     /// Bytes of the input handed to the tool, set before the tool runs: a call dropped
     /// while it runs is still recorded with them.
     pub input_bytes: &'a AtomicU64,
@@ -123,7 +126,7 @@ impl ToolSource {
             ToolSource::Component { component, index } => {
                 context.components.run(component, *index, (full_name, &input), context).await
             }
-            ToolSource::Native(tool) => tool.run(full_name, input, context.caller).await,
+            ToolSource::Native(tool) => tool.run(full_name, input, context).await,
             ToolSource::Http(tool) => tool.run(full_name, &input, context.resolver.as_ref()).await,
             ToolSource::Upstream(tool) => tool.run(full_name, input).await,
         }
@@ -136,6 +139,17 @@ impl ToolSource {
             ToolSource::Native(tool) => &tool.def,
             ToolSource::Http(tool) => &tool.def,
             ToolSource::Upstream(tool) => &tool.def,
+        }
+    }
+
+    /// The client's powers its code may use, before the caller's policy narrows them:
+    /// what a component's manifest grants; every power for a native tool (it runs with
+    /// the host's trust); none for HTTP tools and upstream servers.
+    pub fn client_powers(&self) -> ClientPowers {
+        match self {
+            ToolSource::Component { component, .. } => component.grants.client,
+            ToolSource::Native(_) => ClientPowers::all(),
+            ToolSource::Http(_) | ToolSource::Upstream(_) => ClientPowers::NONE,
         }
     }
 

@@ -32,15 +32,26 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::client::ClientSession;
 use crate::error::{CallError, NativeToolError};
 use crate::error::{ToolDefError, ToolProblem};
 use crate::manifest::check_timeout;
 use crate::names;
 use crate::policy::Caller;
-use crate::sources::{Produced, Ran};
+use crate::sources::{Produced, Ran, RunContext};
 use crate::tool::{Ceilings, DeclaredOutput, Limits, Risk, ToolDef, ToolError, ToolHints};
 
-type Handler = Arc<dyn Fn(Value, Caller) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+type Handler = Arc<dyn Fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// What a native tool learns of the call it answers, with [`NativeTool::new_with_context`].
+#[derive(Clone)]
+pub struct CallContext {
+    /// Who is calling: the agent and the session it acts in.
+    pub caller: Caller,
+    /// The calling client's powers (the person, its model, its log), as the caller's
+    /// policy allows them, and where the call's content blocks go.
+    pub client: ClientSession,
+}
 
 /// A tool implemented by an async Rust function. Cheap to clone.
 #[derive(Clone)]
@@ -76,7 +87,7 @@ impl NativeTool {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |input, _caller| Box::pin(handler(input)));
+        let handler: Handler = Arc::new(move |input, _context| Box::pin(handler(input)));
         NativeTool::build(name, description, (input_schema, output_schema), handler)
     }
 
@@ -94,7 +105,27 @@ impl NativeTool {
         F: Fn(Value, Caller) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |input, caller| Box::pin(handler(input, caller)));
+        let handler: Handler = Arc::new(move |input, context: CallContext| Box::pin(handler(input, context.caller)));
+        NativeTool::build(name, description, (input_schema, output_schema), handler)
+    }
+
+    /// Like [`NativeTool::new`], for a function that learns the whole [`CallContext`]:
+    /// who is calling, and the client's powers, with which it may ask the person a
+    /// question, ask the client's model, log to the client and show content blocks (a
+    /// native tool runs with the host's trust: every power is granted, narrowed only by
+    /// the caller's policy).
+    pub fn new_with_context<F, Fut>(
+        name: &str,
+        description: &str,
+        input_schema: Value,
+        output_schema: Value,
+        handler: F,
+    ) -> Result<NativeTool, NativeToolError>
+    where
+        F: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |input, context| Box::pin(handler(input, context)));
         NativeTool::build(name, description, (input_schema, output_schema), handler)
     }
 
@@ -195,10 +226,11 @@ impl NativeTool {
 
     /// Runs a call under the tool's time limit. A panic in it is the host's failure to
     /// run the call, never the host's end.
-    pub(crate) async fn run(&self, full_name: &str, input: Value, caller: &Caller) -> Ran {
+    pub(crate) async fn run(&self, full_name: &str, input: Value, context: &RunContext<'_>) -> Ran {
         use futures::FutureExt;
         let limit = self.def.limits.timeout;
-        let call = std::panic::AssertUnwindSafe((self.handler)(input, caller.clone())).catch_unwind();
+        let call_context = CallContext { caller: context.caller.clone(), client: context.client.clone() };
+        let call = std::panic::AssertUnwindSafe((self.handler)(input, call_context)).catch_unwind();
         let tool = full_name.to_owned();
         let produced = match tokio::time::timeout(limit, call).await {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),

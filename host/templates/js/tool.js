@@ -6,7 +6,7 @@
 //   { tag: 'invalid-input', val: message }  the input fits the schema but makes no sense
 //   { tag: 'failed', val: message }         the tool tried and could not do it
 
-import { log, config } from 'toolhost:tool/host@0.1.2';
+import { log, config } from 'toolhost:tool/host@0.1.3';
 
 const SCHEMA = 'https://json-schema.org/draft/2020-12/schema';
 

@@ -15,6 +15,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::approval;
+use super::client::{CallClient, LogRelay, SessionLogLevel};
 use super::progress::ProgressRelay;
 use super::request::{NoQuestions, disconnect_of, http_session};
 use super::shared::Shared;
@@ -29,13 +30,20 @@ const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// One MCP session's handler: cheap, created per session (stdio: once).
 pub(crate) struct McpServer {
     shared: Arc<Shared>,
+    /// The level the client set for its tools' log lines (`logging/setLevel`).
+    log_level: SessionLogLevel,
     /// Dropped with the handler, which ends this session's change forwarder.
     forwarder: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
 
 impl McpServer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        McpServer { shared, forwarder: Mutex::new(None) }
+        McpServer { shared, log_level: SessionLogLevel::default(), forwarder: Mutex::new(None) }
+    }
+
+    /// Another handler of the same session: the same shared state and log level.
+    pub(crate) fn same_session(&self) -> Self {
+        McpServer { shared: self.shared.clone(), log_level: self.log_level.clone(), forwarder: Mutex::new(None) }
     }
 
     /// Whether `request` (a `tools/call`) is known to ask its client nothing while it
@@ -105,9 +113,25 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// The client behind a call, as the call's tool may ask it.
+    fn call_client(&self, context: &RequestContext<RoleServer>) -> (crate::client::ClientHook, LogRelay) {
+        let declared = context.client_capabilities();
+        let elicitation =
+            declared.as_ref().and_then(|c| c.elicitation.as_ref()).is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let sampling = declared.as_ref().is_some_and(|c| c.sampling.is_some());
+        let stateless = context.extensions.get::<NoQuestions>().is_some()
+            || context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        CallClient::start(context.peer.clone(), (elicitation, sampling, stateless), self.log_level.clone())
+    }
+}
+
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // Logging is deprecated by SEP-2577, and still what clients speak.
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")).with_title("toolhost"))
             .with_instructions(
                 "Tools run as sandboxed WebAssembly components. A tool's input and output are \
@@ -147,10 +171,12 @@ impl ServerHandler for McpServer {
             Err(ask_first) => return Ok(CallToolResponse::InputRequired(*ask_first)),
         };
         let relay = context.meta.get_progress_token().map(|token| ProgressRelay::start(context.peer.clone(), token));
+        let (client, log_relay) = self.call_client(&context);
         let options = CallOptions {
             call_id: Some(context.id.to_string()),
             approver: Some(approver),
             progress: relay.as_ref().map(ProgressRelay::hook),
+            client: Some(client),
         };
         let disconnect = disconnect_of(&context.extensions);
         // A direct call's own token already stops with its session (`inline::start`); a
@@ -168,10 +194,23 @@ impl ServerHandler for McpServer {
             () = disconnect.cancelled() => return Err(ErrorData::internal_error("the client went away", None)),
             () = session_closed.cancelled() => return Err(ErrorData::internal_error("the session closed", None)),
         };
+        drop(options);
+        log_relay.finish().await;
         if let Some(relay) = relay {
             relay.finish().await;
         }
         result
+    }
+
+    /// The client's powers over MCP the log level of this session.
+    #[allow(deprecated)] // Logging is deprecated by SEP-2577, and still what clients speak.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change

@@ -24,6 +24,7 @@
 //! (guests' stdout is captured by the sandbox, the host logs to stderr).
 
 mod approval;
+mod client;
 mod handler;
 mod inline;
 mod progress;

@@ -110,6 +110,7 @@ impl Shared {
         let report = self.host.call_with(caller, name, input, options).await;
         match report.outcome {
             Ok(output) if report.output_form == OutputForm::McpContent => Ok(content_result(output)),
+            Ok(output) if !report.content.is_empty() => Ok(with_blocks(&report.content, output)),
             Ok(output @ Value::Object(_)) => Ok(CallToolResult::structured(output)),
             // A string is text for the model (Markdown, a report), not a JSON string literal.
             Ok(Value::String(text)) => Ok(CallToolResult::success(vec![ContentBlock::text(text)])),
@@ -132,6 +133,23 @@ const OVER_A_LIMIT: i32 = -32000;
 fn over_quota(error: &CallError) -> ErrorData {
     let data = json!({ "kind": error.kind().as_str(), "retry_after": error.retry_after_secs().unwrap_or(1) });
     ErrorData::new(rmcp::model::ErrorCode(OVER_A_LIMIT), error.to_string(), Some(data))
+}
+
+/// A result of the blocks a tool showed, followed by its output as text (unless it is
+/// `null`), and its output as structured content when it is an object.
+fn with_blocks(blocks: &[crate::content::Content], output: Value) -> CallToolResult {
+    let mut content: Vec<ContentBlock> =
+        blocks.iter().filter_map(|block| serde_json::from_value(block.to_mcp()).ok()).collect();
+    match &output {
+        Value::Null => {}
+        Value::String(text) => content.push(ContentBlock::text(text.clone())),
+        other => content.push(ContentBlock::text(other.to_string())),
+    }
+    let mut result = CallToolResult::success(content);
+    if output.is_object() {
+        result.structured_content = Some(output);
+    }
+    result
 }
 
 /// The content blocks of an upstream tool's output (`{"content": [...]}`, checked

@@ -47,15 +47,17 @@ pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     let shared = Shared::start(host, caller, approval_key, None);
     let transport = JsonLines::stdio();
     let inline = transport.inline_calls();
-    let running = match McpServer::new(shared.clone()).serve(transport).await {
+    let server = McpServer::new(shared);
+    let calls = server.same_session();
+    let running = match server.serve(transport).await {
         Ok(running) => running,
         // stdin closed before the client said anything: nothing to serve.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(anyhow::anyhow!("MCP session did not start: {e}")),
     };
     // Initialized: from here the transport runs tools/call itself, with a handler of
-    // the same shared state (a call uses nothing of the session's own handler).
-    let _ = inline.set(InlineCalls { handler: Arc::new(McpServer::new(shared)), peer: running.peer().clone() });
+    // the same session (shared state, log level).
+    let _ = inline.set(InlineCalls { handler: Arc::new(calls), peer: running.peer().clone() });
     let reason = running.waiting().await?;
     tracing::debug!(?reason, "MCP stdio session ended");
     Ok(())

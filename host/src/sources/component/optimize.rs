@@ -245,12 +245,14 @@ mod tests {
         let resolver: Arc<dyn crate::sandbox::Resolve> = Arc::new(SystemResolver);
         let input_bytes = std::sync::atomic::AtomicU64::new(0);
         let caller = crate::policy::Caller::local();
+        let client = crate::client::ClientSession::new(None, Default::default(), Arc::from("slow/spin"), u64::MAX);
         let context = RunContext {
             components,
             resolver: &resolver,
             storage,
             caller: &caller,
             progress: None,
+            client: &client,
             input_bytes: &input_bytes,
         };
         let ran = components.run(component, 0, ("slow/spin", &json!({})), &context).await;

@@ -116,6 +116,7 @@ impl Components {
             resolver: self.resolver.clone(),
             storage: Some(context.storage.clone()),
             caller: (grants.caller || stores).then(|| context.caller.clone()),
+            client: Some(context.client.clone()),
         }
     }
 }
