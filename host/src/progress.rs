@@ -7,12 +7,14 @@
 use std::sync::Arc;
 
 /// One progress report of a running call.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Progress {
-    /// Units done so far; above every earlier report of the same call.
-    pub done: u64,
+    /// Units done so far; above every earlier report of the same call. Whole units
+    /// from a component (`host.progress`); an upstream server's own numbers, which MCP
+    /// allows to be fractions.
+    pub done: f64,
     /// Units in all, when the tool knows.
-    pub total: Option<u64>,
+    pub total: Option<f64>,
     /// What the tool is doing, at most [`MAX_PROGRESS_MESSAGE`] bytes.
     pub message: Option<String>,
 }
@@ -29,7 +31,7 @@ pub const MAX_PROGRESS_MESSAGE: usize = 512;
 #[derive(Default)]
 pub(crate) struct ProgressReports {
     hook: Option<ProgressHook>,
-    last_done: Option<u64>,
+    last_done: Option<f64>,
 }
 
 impl ProgressReports {
@@ -38,9 +40,12 @@ impl ProgressReports {
     }
 
     /// Passes a report on when `done` is above the last one passed on (MCP requires
-    /// progress to increase), with its message bounded.
-    pub(crate) fn report(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
+    /// progress to increase) and every number is finite, with its message bounded.
+    pub(crate) fn report(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
         let Some(hook) = &self.hook else { return };
+        if !done.is_finite() || total.is_some_and(|total| !total.is_finite()) {
+            return;
+        }
         if self.last_done.is_some_and(|last| done <= last) {
             return;
         }
@@ -71,20 +76,20 @@ mod tests {
     #[test]
     fn only_reports_that_move_forward_pass() {
         let (mut reports, seen) = collecting();
-        for done in [1, 3, 3, 2, 4] {
-            reports.report(done, Some(4), None);
+        for done in [1.0, 3.0, 3.0, 2.0, f64::NAN, 4.0] {
+            reports.report(done, Some(4.0), None);
         }
-        let done: Vec<u64> = seen.lock().unwrap().iter().map(|p| p.done).collect();
-        assert_eq!(done, [1, 3, 4]);
+        let done: Vec<f64> = seen.lock().unwrap().iter().map(|p| p.done).collect();
+        assert_eq!(done, [1.0, 3.0, 4.0]);
     }
 
     #[test]
     fn long_messages_are_cut_at_a_character_boundary() {
         let (mut reports, seen) = collecting();
-        reports.report(1, None, Some("é".repeat(1000)));
+        reports.report(1.0, None, Some("é".repeat(1000)));
         let message = seen.lock().unwrap()[0].message.clone().unwrap();
         assert!(message.len() <= MAX_PROGRESS_MESSAGE && message.ends_with('…'), "{}", message.len());
-        reports.report(2, None, Some("short".into()));
+        reports.report(2.0, None, Some("short".into()));
         assert_eq!(seen.lock().unwrap()[1].message.as_deref(), Some("short"));
     }
 }

@@ -25,7 +25,8 @@ struct Seen {
 /// A real HTTP/1.1 JSON service on 127.0.0.1. `/echo/...` answers `{"data": the
 /// request}`; `/status/N` answers status N quoting the request's `authorization`
 /// header back (as careless services do); `/wrong` answers data that breaks the tools'
-/// output schema; `/text` is not JSON; `/big` is 64 KiB; `/slow` answers after 10 s.
+/// output schema; `/text` is not JSON; `/big` is 64 KiB; `/slow` answers after 10 s;
+/// `/chart` is a PNG (`image/png; charset=binary`) and `/beep` a WAV (`audio/wav`).
 struct Service {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -92,6 +93,15 @@ async fn answer(
     Ok(match path.as_str() {
         "/wrong" => response(200, json!({ "data": { "celsius": "warm" } }).to_string()),
         "/text" => response(200, "<html>not json</html>"),
+        "/chart" | "/beep" => {
+            let (bytes, mime): (&[u8], &str) = match path.as_str() {
+                "/chart" => (b"\x89PNG\r\n\x1a\nnot really a chart", "image/png; charset=binary"),
+                _ => (b"RIFF\x24\x00\x00\x00WAVEfmt ", "audio/wav"),
+            };
+            let mut answer = response(200, Bytes::from_static(bytes));
+            answer.headers_mut().insert("content-type", mime.parse().unwrap());
+            answer
+        }
         "/big" => response(200, json!({ "data": { "celsius": 1, "pad": "x".repeat(64 << 10) } }).to_string()),
         "/slow" => {
             tokio::time::sleep(Duration::from_secs(10)).await;
@@ -503,4 +513,38 @@ async fn http_tool_secrets_never_appear_in_logs_reports_or_errors() {
     assert_eq!(inspected["request"]["headers"]["x-other"], json!({ "file": secret_file }));
     assert_eq!(inspected["policy"]["open_world"], true, "{shown}");
     assert!(!shown.contains("env-secret-4417") && !shown.contains("file-secret-9902"), "{shown}");
+}
+
+/// A service that answers an image or audio: the tool shows it as a content block (its
+/// output is `null`), read within its `max_response` (and shown within its output
+/// limit); `output` pointing into JSON is an error for it.
+#[tokio::test]
+async fn an_image_or_audio_answer_is_a_content_block() {
+    let service = Service::start().await;
+    let tools = ToolsDir::new();
+    let media = |path: &str, extra: &str| {
+        format!(
+            "description = \"A picture.\"\nurl = \"http://{addr}{path}\"\nnetwork = [\"{addr}\"]\n{extra}\n[input_schema]\ntype = \"object\"\n",
+            addr = service.addr
+        )
+    };
+    write(&tools, "chart", &media("/chart", ""));
+    write(&tools, "beep", &media("/beep", ""));
+    write(&tools, "tiny", &media("/chart", "max_response = \"10 B\""));
+    write(&tools, "pointed", &media("/chart", "output = \"/data\""));
+    let host = host_of(&tools).await;
+
+    let chart = host.call_detailed("weather/chart", json!({})).await;
+    assert_eq!(chart.outcome.clone().unwrap(), Value::Null);
+    assert_eq!(chart.content, vec![toolhost::Content::image(&b"\x89PNG\r\n\x1a\nnot really a chart"[..], "image/png")]);
+    let beep = host.call_detailed("weather/beep", json!({})).await;
+    assert_eq!(beep.content[0].to_mcp()["mimeType"], "audio/wav");
+    assert_eq!(beep.content[0].kind(), "audio");
+
+    let tiny = host.call_detailed("weather/tiny", json!({})).await;
+    let error = tiny.outcome.unwrap_err().to_string();
+    assert!(error.contains("over this tool's max_response (10 bytes)"), "{error}");
+    assert!(tiny.content.is_empty());
+    let pointed = host.call("weather/pointed", json!({})).await.unwrap_err().to_string();
+    assert!(pointed.contains("not the JSON this tool's `output` points into"), "{pointed}");
 }

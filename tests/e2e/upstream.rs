@@ -705,3 +705,37 @@ async fn an_agent_takes_only_its_share_of_an_upstream_server() {
     let again = host.call_as(&greedy, "py/add", json!({ "a": 1, "b": 2 })).await;
     assert!(again.is_ok(), "its place is given back when its call ends: {again:?}");
 }
+
+/// An upstream tool's progress notifications reach the caller's progress hook, through
+/// the same checks as a component's reports (moving forward, whole units), and only
+/// while the call runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_tools_progress_reaches_the_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(&dir, &stdio_upstream(&dir.path().join("events"), "")).await;
+    host.loaded().await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let options = toolhost::CallOptions {
+        progress: Some(std::sync::Arc::new(move |p: toolhost::Progress| sink.lock().unwrap().push(p))),
+        ..toolhost::CallOptions::default()
+    };
+    let report = host.call_with(&Caller::local(), "py/steps", json!({ "count": 4 }), &options).await;
+    assert_eq!(report.outcome.unwrap(), json!({ "result": "4 steps" }));
+    let reports: Vec<(f64, Option<f64>, Option<String>)> =
+        seen.lock().unwrap().iter().map(|p| (p.done, p.total, p.message.clone())).collect();
+    let step = |n: u32| (f64::from(n) / 2.0, Some(2.0), Some(format!("step {n} of 4")));
+    assert_eq!(reports, [step(1), step(2), step(3), step(4)], "the server's own numbers, in halves");
+    // A call without a progress hook gets its answer as before.
+    assert_eq!(host.call("py/steps", json!({ "count": 1 })).await.unwrap(), json!({ "result": "1 steps" }));
+
+    // A caller that wants progress and goes away cancels the call upstream too.
+    let events_file = dir.path().join("events");
+    let caller = Caller::local();
+    let call = host.call_with(&caller, "py/slow", json!({ "seconds": 0.8 }), &options);
+    assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err());
+    eventually("the server hears the abandoned call was cancelled", async || {
+        events(&events_file).matches("cancelled slow").count() == 1
+    })
+    .await;
+}

@@ -85,6 +85,15 @@ async def slow(seconds: float) -> str:
 
 
 @server.tool()
+async def steps(count: int, ctx: Context) -> str:
+    """Reports progress `count` times (in halves: 0.5, 1.0, 1.5, ...), then answers."""
+    for step in range(1, count + 1):
+        await ctx.report_progress(step / 2, count / 2, f"step {step} of {count}")
+        await asyncio.sleep(0.15)
+    return f"{count} steps"
+
+
+@server.tool()
 def environment() -> list[str]:
     """The names of the server's environment variables."""
     return sorted(os.environ)

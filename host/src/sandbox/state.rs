@@ -83,7 +83,7 @@ impl contract::toolhost::tool::host::Host for SandboxState {
     }
 
     fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
-        self.progress.report(done, total, message);
+        self.progress.report(done as f64, total.map(|total| total as f64), message);
     }
 
     fn caller(&mut self) -> Option<CallerInfo> {

@@ -127,8 +127,8 @@ impl ToolSource {
                 context.components.run(component, *index, (full_name, &input), context).await
             }
             ToolSource::Native(tool) => tool.run(full_name, input, context).await,
-            ToolSource::Http(tool) => tool.run(full_name, &input, context.resolver.as_ref()).await,
-            ToolSource::Upstream(tool) => tool.run(full_name, input).await,
+            ToolSource::Http(tool) => tool.run(full_name, &input, context).await,
+            ToolSource::Upstream(tool) => tool.run(full_name, input, context.progress).await,
         }
     }
 

@@ -23,9 +23,11 @@ use crate::host::CallOptions;
 use crate::policy::{ApprovalHook, Caller};
 use crate::registry::RegistryChange;
 
-/// How long a `tools/list` during a server's start waits for the components still
-/// loading before it lists what is served.
-const FIRST_LIST_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a `tools/list` during a server's start waits for the first load to end
+/// before it lists what is served: long enough for a cold start of hundreds of
+/// components, well within the clients' own request timeouts (60 s in the official
+/// SDKs).
+pub const FIRST_LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// One MCP session's handler: cheap, created per session (stdio: once).
 pub(crate) struct McpServer {
@@ -146,10 +148,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
-        // Most clients list once, right after initialize: while the server starts, give
-        // its components a moment to load, then list what is served (`list_changed`
-        // tells of the rest).
-        let _ = tokio::time::timeout(FIRST_LIST_GRACE, self.shared.host.loaded()).await;
+        // Most clients list once, right after initialize, and many never listen for
+        // `list_changed`: while the server starts, the list waits for the first load
+        // (every component, native tool and upstream server), within a bound.
+        if tokio::time::timeout(FIRST_LIST_WAIT, self.shared.host.loaded()).await.is_err() {
+            tracing::info!(
+                "tools/list answered before the first load ended ({FIRST_LIST_WAIT:?}): the rest will follow as list_changed"
+            );
+        }
         Ok(ListToolsResult::with_all_items(self.shared.tools(&caller).as_ref().clone()))
     }
 

@@ -32,6 +32,7 @@ mod request;
 mod shared;
 
 pub use approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
+pub use handler::FIRST_LIST_WAIT;
 pub(crate) use handler::McpServer;
 pub(crate) use inline::{CallWork, CallsInFlight, Running, cancelled_request, poll_call, start as start_inline};
 pub use progress::PROGRESS_INTERVAL;

@@ -33,8 +33,8 @@ impl ProgressRelay {
         let (finished, finish) = oneshot::channel();
         let send = move |report: Progress| {
             let peer = peer.clone();
-            let mut param = ProgressNotificationParam::new(token.clone(), report.done as f64);
-            param.total = report.total.map(|total| total as f64);
+            let mut param = ProgressNotificationParam::new(token.clone(), report.done);
+            param.total = report.total;
             param.message = report.message;
             async move { peer.notify_progress(param).await.is_ok() }
         };
@@ -117,8 +117,8 @@ mod tests {
 
     use super::*;
 
-    fn report(done: u64) -> Progress {
-        Progress { done, total: Some(10), message: None }
+    fn report(done: u32) -> Progress {
+        Progress { done: f64::from(done), total: Some(10.0), message: None }
     }
 
     #[tokio::test(start_paused = true)]
@@ -136,16 +136,16 @@ mod tests {
             reports.send(report(done)).unwrap();
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
-        assert_eq!(sent.lock().unwrap().iter().map(|s| s.0).collect::<Vec<_>>(), [1], "1 at once, 2-5 held back");
+        assert_eq!(sent.lock().unwrap().iter().map(|s| s.0).collect::<Vec<_>>(), [1.0], "1 at once, 2-5 held back");
         // Nothing new arrives, yet the report held back goes out when the interval ends.
         tokio::time::sleep(Duration::from_millis(150)).await;
-        assert_eq!(sent.lock().unwrap().iter().map(|s| s.0).collect::<Vec<_>>(), [1, 5]);
+        assert_eq!(sent.lock().unwrap().iter().map(|s| s.0).collect::<Vec<_>>(), [1.0, 5.0]);
         assert!(sent.lock().unwrap()[1].1 - start >= PROGRESS_INTERVAL);
         reports.send(report(6)).unwrap();
         reports.send(report(7)).unwrap();
         finished.send(()).unwrap();
         task.await.unwrap();
-        let done: Vec<u64> = sent.lock().unwrap().iter().map(|s| s.0).collect();
-        assert_eq!(done.last(), Some(&7), "the last report goes out before the end: {done:?}");
+        let done: Vec<f64> = sent.lock().unwrap().iter().map(|s| s.0).collect();
+        assert_eq!(done.last(), Some(&7.0), "the last report goes out before the end: {done:?}");
     }
 }

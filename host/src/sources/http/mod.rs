@@ -25,10 +25,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::error::{CallError, LoadError, LoadErrorKind};
-use crate::sandbox::Resolve;
-use crate::sources::{Produced, Ran, content_hash};
+use crate::sources::{Produced, Ran, RunContext, content_hash};
 use crate::tool::{Ceilings, Limits, ToolDef, ToolError};
-use request::HttpCallFailure;
+use request::{Answer, HttpCallFailure};
 
 pub(crate) use definition::tool_name;
 
@@ -116,14 +115,19 @@ impl HttpTool {
     /// time limit: the part of the response that is the output (not yet checked against
     /// the output schema). A refused destination is recorded with the call like a
     /// component's.
-    pub(crate) async fn run(&self, full_name: &str, input: &Value, resolver: &dyn Resolve) -> Ran {
+    pub(crate) async fn run(&self, full_name: &str, input: &Value, context: &RunContext<'_>) -> Ran {
         let tool = full_name.to_owned();
         let limit = self.def.limits.timeout;
         let mut denied = Vec::new();
-        let outcome = tokio::time::timeout(limit, request::call(&self.request, input, resolver, &mut denied)).await;
-        let produced = match outcome {
+        let call = request::call(&self.request, input, context.resolver.as_ref(), &mut denied);
+        let produced = match tokio::time::timeout(limit, call).await {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
-            Ok(Ok(output)) => Ok(Produced::Value(output)),
+            Ok(Ok(Answer::Output(output))) => Ok(Produced::Value(output)),
+            // Shown as a content block, bounded by the tool's output limit like an output.
+            Ok(Ok(Answer::Media(media))) => match context.client.add_content(media) {
+                Ok(()) => Ok(Produced::Value(Value::Null)),
+                Err(over) => Err(ToolError::Failed(over).for_call(&tool)),
+            },
             Ok(Err(HttpCallFailure::Input(reason))) => Err(ToolError::InvalidInput(reason).for_call(&tool)),
             Ok(Err(HttpCallFailure::Failed(message))) => Err(ToolError::Failed(message).for_call(&tool)),
             Ok(Err(HttpCallFailure::Host(message))) => Err(CallError::Host { tool, message }),

@@ -2,7 +2,9 @@
 //!
 //! One call of an HTTP tool: the request from the input, sent through the outgoing-HTTP
 //! rules of components (allow-list, special-purpose addresses, a connection to the
-//! checked address), and the output from the response.
+//! checked address), and the output from the response: its JSON, or, for a response
+//! whose `Content-Type` is an image or audio, that media as a content block (the output
+//! is then `null`).
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HOST, USER_AGENT};
@@ -10,6 +12,7 @@ use http::{HeaderValue, Request};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
+use crate::content::Content;
 use crate::redact::Redactor;
 use crate::sandbox::{DeniedRequest, Resolve, checked_address, send_pinned};
 use crate::sources::http::definition::RequestSpec;
@@ -30,6 +33,12 @@ pub(crate) enum HttpCallFailure {
     Host(String),
 }
 
+/// What a service answered: the tool's output, or media to show.
+pub(crate) enum Answer {
+    Output(Value),
+    Media(Content),
+}
+
 /// Sends the request `input` makes and returns the output. A refused destination is
 /// recorded in `denied`.
 pub(crate) async fn call(
@@ -37,7 +46,7 @@ pub(crate) async fn call(
     input: &Value,
     resolver: &dyn Resolve,
     denied: &mut Vec<DeniedRequest>,
-) -> Result<Value, HttpCallFailure> {
+) -> Result<Answer, HttpCallFailure> {
     let Built { request, redactor } = build(spec, input)?;
     let destination = format!("{}:{}", spec.url.host, spec.url.port);
     let address = match checked_address(&spec.network, resolver, &spec.url.host, spec.url.port).await {
@@ -57,8 +66,34 @@ pub(crate) async fn call(
     let (response, _connection) = send_pinned(request, None, address, use_tls, bare_host)
         .await
         .map_err(|e| HttpCallFailure::Failed(format!("the request to {destination} failed: {e}")))?;
-    let response = read(spec, &destination, response, &redactor).await?;
-    output(spec, response, &redactor)
+    match read(spec, &destination, response, &redactor).await? {
+        Read::Json(response) => output(spec, response, &redactor).map(Answer::Output),
+        Read::Media(_) if spec.output.is_some() => Err(HttpCallFailure::Failed(
+            "the response is an image or audio, not the JSON this tool's `output` points into".to_owned(),
+        )),
+        Read::Media(media) => Ok(Answer::Media(media)),
+    }
+}
+
+/// A response's body as read.
+enum Read {
+    Json(Value),
+    Media(Content),
+}
+
+/// The media a `Content-Type` names as content, when it is an image or audio.
+fn media(content_type: Option<&HeaderValue>, body: &Bytes) -> Option<Content> {
+    let essence = content_type?.to_str().ok()?.split(';').next()?.trim().to_ascii_lowercase();
+    let (kind, subtype) = essence.split_once('/')?;
+    let token = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+    if !token(kind) || !token(subtype) {
+        return None;
+    }
+    match kind {
+        "image" => Some(Content::image(body.to_vec(), essence.clone())),
+        "audio" => Some(Content::audio(body.to_vec(), essence.clone())),
+        _ => None,
+    }
 }
 
 /// A request ready to send, and what blanks the secrets its headers hold out of
@@ -104,15 +139,16 @@ fn build(spec: &RequestSpec, input: &Value) -> Result<Built, HttpCallFailure> {
     Ok(Built { request, redactor })
 }
 
-/// The response's JSON, read within `max_response`; a status other than success is the
-/// tool's failure, with an excerpt of the body.
+/// The response's JSON, or its image or audio, read within `max_response`; a status
+/// other than success is the tool's failure, with an excerpt of the body.
 async fn read(
     spec: &RequestSpec,
     destination: &str,
     response: http::Response<WasiBody>,
     redactor: &Redactor,
-) -> Result<Value, HttpCallFailure> {
+) -> Result<Read, HttpCallFailure> {
     let status = response.status();
+    let content_type = response.headers().get(CONTENT_TYPE).cloned();
     let body = Limited::new(response.into_body(), usize::try_from(spec.max_response).unwrap_or(usize::MAX))
         .collect()
         .await
@@ -134,7 +170,10 @@ async fn read(
             false => HttpCallFailure::Failed(format!("the response from {destination} broke off: {e}")),
         }
     })?;
-    serde_json::from_slice(&body).map_err(|e| {
+    if let Some(media) = media(content_type.as_ref(), &body) {
+        return Ok(Read::Media(media));
+    }
+    serde_json::from_slice(&body).map(Read::Json).map_err(|e| {
         HttpCallFailure::Failed(format!("the response is not JSON ({e}); it begins: {}", excerpt(&body, redactor)))
     })
 }

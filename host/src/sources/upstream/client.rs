@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -12,6 +12,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::mpsc;
 
 use super::children::{self, ChildGroup};
+use super::progress::ProgressRoutes;
 use super::sandbox::{self, ChildSandbox};
 use super::stdio::{ChildStdio, Unreadable};
 use super::{UpstreamServer, UpstreamTransport};
@@ -20,15 +21,21 @@ use crate::redact::Redactor;
 /// A live connection.
 pub(super) type Connection = RunningService<RoleClient, Listener>;
 
-/// The client side's handler: it only passes on that the server's tools changed.
+/// The client side's handler: it passes on that the server's tools changed, and its
+/// progress notifications to the calls they are for.
 pub(super) struct Listener {
     changed: mpsc::Sender<()>,
+    pub(super) progress: ProgressRoutes,
 }
 
 impl ClientHandler for Listener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         // One pending re-list covers any number of notifications.
         let _ = self.changed.try_send(());
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.deliver(params);
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -89,7 +96,7 @@ fn start(
 /// Starts or reaches `server` and completes MCP's initialization. `changed` hears of
 /// every `notifications/tools/list_changed`. Errors say what failed without any secret.
 pub(super) async fn connect(server: &UpstreamServer, changed: mpsc::Sender<()>) -> Result<Connected, String> {
-    let listener = Listener { changed };
+    let listener = Listener { changed, progress: ProgressRoutes::default() };
     match &server.transport {
         UpstreamTransport::Command { program, args, env, cwd, sandbox } => {
             let mut command = tokio::process::Command::new(program);

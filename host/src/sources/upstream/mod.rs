@@ -35,6 +35,7 @@ mod children;
 mod client;
 mod listing;
 mod naming;
+mod progress;
 mod sandbox;
 mod status;
 mod stdio;

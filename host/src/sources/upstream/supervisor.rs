@@ -23,6 +23,7 @@ use super::listing::{list_tools, seconds};
 use super::naming::served_names;
 use super::status::{Implementation, UpstreamChanges, UpstreamState, UpstreamStatus};
 use super::stdio::Unreadable;
+use super::tools::Link;
 use super::{DEFAULT_CONNECT_TIMEOUT, UpstreamServer, UpstreamTool};
 use crate::error::{LoadError, LoadErrorKind, ToolDefError};
 use crate::redact::Redactor;
@@ -210,22 +211,22 @@ impl Supervisor {
         changes: &mut mpsc::Receiver<()>,
         state: &watch::Sender<UpstreamState>,
     ) -> String {
-        let peer = connection.peer().clone();
-        let (protocol, implementation) = described(&peer);
+        let link = Link::new(&connection, redactor);
+        let (protocol, implementation) = described(&link.peer);
         tracing::info!(server = %self.server.name, protocol = %protocol, "upstream MCP server connected");
         let time = self.connect_time();
-        let mut subscription = tokio::time::timeout(time, self.subscribe(&peer)).await.ok().flatten();
+        let mut subscription = tokio::time::timeout(time, self.subscribe(&link.peer)).await.ok().flatten();
         let mut ended = Box::pin(connection.waiting());
         // A server that went away without closing the connection (an HTTP server that
         // died, a child that hangs) is found out by the ping it no longer answers.
-        let mut unanswered = Box::pin(keep_alive(&peer, time));
+        let mut unanswered = Box::pin(keep_alive(&link.peer, time));
         let (mut published, mut listed_at): (Option<Vec<Tool>>, Option<Instant>) = (None, None);
         loop {
             // However many changes a server announces, it is listed at most once per
             // RELIST_INTERVAL, and the announcements in between are one.
             let wait = listed_at.map_or(Duration::ZERO, |at| RELIST_INTERVAL.saturating_sub(at.elapsed()));
             let listed = tokio::select! {
-                listed = async { tokio::time::sleep(wait).await; list_tools(&peer, time).await } => listed,
+                listed = async { tokio::time::sleep(wait).await; list_tools(&link.peer, time).await } => listed,
                 reason = &mut ended => return format!("the server ended ({})", quit_reason(reason)),
                 problem = &mut unanswered => return problem,
             };
@@ -238,7 +239,7 @@ impl Supervisor {
             // An unchanged listing changes nothing: no publication, no notification to
             // anyone's clients.
             if published.as_ref() != Some(&tools) {
-                let tools_served = self.publish_tools((&tools, left_out), &peer, redactor).await;
+                let tools_served = self.publish_tools((&tools, left_out), &link).await;
                 let (protocol, implementation) = (protocol.clone(), implementation.clone());
                 state.send_replace(UpstreamState::Connected { protocol, implementation, tools_served });
                 published = Some(tools);
@@ -293,12 +294,7 @@ impl Supervisor {
     /// Makes the listed tools the server's namespace: each made by the rules every
     /// tool obeys, a tool that breaks one left out with its error. Returns how many
     /// are served.
-    async fn publish_tools(
-        &self,
-        (tools, unreadable): (&[Tool], Vec<ToolDefError>),
-        peer: &Peer<RoleClient>,
-        redactor: &Arc<Redactor>,
-    ) -> usize {
+    async fn publish_tools(&self, (tools, unreadable): (&[Tool], Vec<ToolDefError>), link: &Link) -> usize {
         let error = |refused| LoadError::new(section(&self.server.name), LoadErrorKind::Tool(refused));
         let (mut served, mut errors) = (Vec::with_capacity(tools.len()), Vec::new());
         errors.extend(unreadable.into_iter().map(error));
@@ -316,7 +312,7 @@ impl Supervisor {
             Err(refused) => errors.push(error(refused)),
             Ok(()) => {
                 for (tool, name) in tools.iter().zip(&names) {
-                    match UpstreamTool::new(&self.server, (tool, name), (peer, redactor), self.defaults) {
+                    match UpstreamTool::new(&self.server, (tool, name), link, self.defaults) {
                         Ok(tool) => served.push(tool),
                         Err(refused) => errors.push(error(refused)),
                     }

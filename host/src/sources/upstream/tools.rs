@@ -11,17 +11,22 @@
 //!   as the upstream server gave them.
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, Tool};
-use rmcp::service::{Peer, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ErrorCode, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
 
 use std::sync::Arc;
 
 use super::UpstreamServer;
-use super::client::problem;
+use super::client::{Connection, problem};
+use super::progress::ProgressRoutes;
 use super::stdio::{MAX_MESSAGE, TOO_LARGE};
 use crate::error::CallError;
 use crate::error::ToolDefError;
+use crate::progress::ProgressHook;
 use crate::redact::Redactor;
 use crate::sources::{Produced, Ran};
 use crate::tool::{DeclaredOutput, Limits, ToolDef, ToolError, ToolHints};
@@ -33,9 +38,24 @@ pub struct UpstreamTool {
     pub(crate) def: ToolDef,
     /// Its name on the server, which calls send ([`super::naming`]).
     pub remote_name: String,
-    peer: Peer<RoleClient>,
+    link: Link,
+}
+
+/// What the tools of one connection call through.
+#[derive(Clone)]
+pub(super) struct Link {
+    pub(super) peer: Peer<RoleClient>,
     /// Blanks the credentials sent to the server out of its answers.
-    redactor: Arc<Redactor>,
+    pub(super) redactor: Arc<Redactor>,
+    /// Where the server's progress notifications go.
+    pub(super) progress: ProgressRoutes,
+}
+
+impl Link {
+    pub(super) fn new(connection: &Connection, redactor: &Arc<Redactor>) -> Link {
+        let progress = connection.service().progress.clone();
+        Link { peer: connection.peer().clone(), redactor: redactor.clone(), progress }
+    }
 }
 
 impl std::fmt::Debug for UpstreamTool {
@@ -54,7 +74,7 @@ impl UpstreamTool {
     pub(super) fn new(
         server: &UpstreamServer,
         (tool, name): (&Tool, &str),
-        (peer, redactor): (&Peer<RoleClient>, &Arc<Redactor>),
+        link: &Link,
         defaults: Limits,
     ) -> Result<UpstreamTool, ToolDefError> {
         let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
@@ -72,13 +92,7 @@ impl UpstreamTool {
             max_output: server.max_response.unwrap_or(defaults.max_output),
             ..defaults
         };
-        Ok(UpstreamTool {
-            server: server.name.clone(),
-            def,
-            remote_name: tool.name.to_string(),
-            peer: peer.clone(),
-            redactor: redactor.clone(),
-        })
+        Ok(UpstreamTool { server: server.name.clone(), def, remote_name: tool.name.to_string(), link: link.clone() })
     }
 
     /// `namespace/tool`.
@@ -90,11 +104,11 @@ impl UpstreamTool {
     /// caller going away) sends the server `notifications/cancelled` for the request. A
     /// panic on the way (in the client) is the host's failure to run the call, never
     /// the host's end.
-    pub(crate) async fn run(&self, full_name: &str, input: Value) -> Ran {
+    pub(crate) async fn run(&self, full_name: &str, input: Value, progress: Option<&ProgressHook>) -> Ran {
         use futures::FutureExt;
         let limit = self.def.limits.timeout;
         let tool = full_name.to_owned();
-        let call = std::panic::AssertUnwindSafe(self.redacted_call(input)).catch_unwind();
+        let call = std::panic::AssertUnwindSafe(self.redacted_call(input, progress)).catch_unwind();
         let produced = match tokio::time::timeout(limit, call).await {
             Err(_elapsed) => Err(CallError::Timeout { tool, limit }),
             Ok(Err(_panic)) => Err(CallError::Host { tool, message: "the MCP client panicked".into() }),
@@ -111,9 +125,9 @@ impl UpstreamTool {
     }
 
     /// A call whose output and error text hold no credential sent to the server.
-    async fn redacted_call(&self, input: Value) -> Result<Value, Failure> {
-        let redactor = &self.redactor;
-        match self.call(input).await {
+    async fn redacted_call(&self, input: Value, progress: Option<&ProgressHook>) -> Result<Value, Failure> {
+        let redactor = &self.link.redactor;
+        match self.call(input, progress).await {
             Ok(output) => Ok(redactor.value(output)),
             Err(Failure::Tool(ToolError::Failed(message))) => {
                 Err(Failure::Tool(ToolError::Failed(redactor.text(&message).into_owned())))
@@ -125,14 +139,19 @@ impl UpstreamTool {
         }
     }
 
-    async fn call(&self, input: Value) -> Result<Value, Failure> {
+    /// Calls the tool; its progress notifications go to `progress` while it runs.
+    async fn call(&self, input: Value, progress: Option<&ProgressHook>) -> Result<Value, Failure> {
         let Value::Object(arguments) = input else {
             return Err(Failure::Tool(ToolError::InvalidInput("the input must be a JSON object".into())));
         };
         let server = &self.server;
         let request = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
         let failed = |message: String| Err(Failure::Tool(ToolError::Failed(message)));
-        match self.peer.call_tool_once(request).await {
+        let response = match progress {
+            None => self.link.peer.call_tool_once(request).await,
+            Some(hook) => self.call_with_progress(request, hook).await,
+        };
+        match response {
             Ok(CallToolResponse::Complete(result)) => outcome(result).map_err(Failure::Tool),
             Ok(CallToolResponse::InputRequired(_)) => {
                 failed(format!("the upstream server `{server}` asked for more input, which toolhost does not relay"))
@@ -152,6 +171,48 @@ impl UpstreamTool {
                 failed(format!("the upstream server `{server}` answered with an error: {}", error.message))
             }
             Err(error) => failed(format!("the upstream server `{server}` did not answer: {}", problem(&error))),
+        }
+    }
+}
+
+impl UpstreamTool {
+    /// `tools/call` with the reports for the request's progress token going to `hook`.
+    /// Dropped before the answer, it sends the server `notifications/cancelled`.
+    async fn call_with_progress(
+        &self,
+        request: CallToolRequestParams,
+        hook: &ProgressHook,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let peer = &self.link.peer;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+        let _route = self.link.progress.route(handle.progress_token.clone(), hook.clone());
+        let mut abandoned = Abandoned { peer: peer.clone(), id: Some(handle.id.clone()) };
+        let answer = handle.await_response().await;
+        abandoned.id = None;
+        match answer? {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+            ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+}
+
+/// A request whose answer nobody waits for any more: the server is told, as the SDK's
+/// own calls tell it.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let cancelled = CancelledNotificationParam::new(Some(id), Some("request abandoned by the caller".to_owned()));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { peer.notify_cancelled(cancelled).await });
         }
     }
 }
