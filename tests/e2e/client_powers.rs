@@ -197,6 +197,11 @@ async fn content_blocks_count_against_the_output_limit() {
     let small = host.call_detailed("conformance/test_image_content", json!({})).await;
     assert!(small.outcome.is_ok(), "{:?}", small.outcome);
     assert_eq!(small.content.len(), 1);
+    // Providers get the image as they take it back.
+    let anthropic = small.tool_result(toolhost::ExportFormat::Anthropic).unwrap();
+    assert_eq!(anthropic["content"][0]["source"]["media_type"], "image/png");
+    let openai = small.tool_result(toolhost::ExportFormat::OpenAi).unwrap();
+    assert_eq!(openai["content"], "[image image/png, 70 bytes, not shown]");
     let mixed = host.call_detailed("conformance/test_multiple_content_types", json!({})).await;
     let error = mixed.outcome.unwrap_err().to_string();
     assert!(error.contains("over its output limit of 100"), "{error}");
@@ -236,4 +241,33 @@ async fn a_native_tool_asks_the_client_and_shows_content() {
     host.set_policy(Policy::new(vec![narrowed]));
     let refused = host.call_with(&Caller::new("ada"), "native/confirm", json!({}), &with_client(&client)).await;
     assert!(refused.outcome.unwrap_err().to_string().contains("not granted: `elicit`"));
+}
+
+/// `toolhost call` keeps stdout for the output and names the content blocks on stderr;
+/// it writes them to files only when asked (`--content-dir`).
+#[test]
+fn the_cli_names_content_blocks_and_writes_them_only_when_asked() {
+    let tools = conformance_tools(None);
+    let call = |extra: &[&std::ffi::OsStr]| {
+        let output = Command::new(toolhost_bin())
+            .arg("call")
+            .arg(tools.path())
+            .args(["conformance/test_multiple_content_types", "--input", "{}"])
+            .args(extra)
+            .output()
+            .expect("run toolhost call");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (stdout, stderr) = call(&[]);
+    assert_eq!(stdout.trim(), "null", "stdout holds the output alone");
+    assert!(stderr.contains("content 2/3: image (image/png), 70 bytes (--content-dir DIR writes it)"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stderr) = call(&["--content-dir".as_ref(), dir.path().as_os_str()]);
+    let png = std::fs::read(dir.path().join("content-2.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() == 70, "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("content-1.txt")).unwrap(), "Multiple content types test:");
+    let resource = std::fs::read_to_string(dir.path().join("content-3.json")).unwrap();
+    assert_eq!(resource, r#"{"test":"data","value":123}"#, "an embedded JSON resource keeps its type");
 }

@@ -33,7 +33,10 @@
 use serde_json::{Map, Value, json};
 
 mod openai;
+mod results;
 mod schemas;
+
+pub use results::tool_result;
 
 use crate::names;
 use crate::tool::{ToolDescription, ToolHints};

@@ -102,6 +102,13 @@ pub struct CallReport {
 }
 
 impl CallReport {
+    /// The call's result as `provider` takes it back (OpenAI's tool message, Anthropic's
+    /// `tool_result`, without the provider's call id); `None` for MCP, whose clients get
+    /// the server's answer. See [`crate::definitions::tool_result`].
+    pub fn tool_result(&self, provider: crate::ExportFormat) -> Option<Value> {
+        crate::definitions::tool_result(provider, self.outcome.as_ref(), &self.content)
+    }
+
     pub(super) fn new(caller: Caller, call_id: Option<String>, requested: String) -> Self {
         CallReport {
             caller,

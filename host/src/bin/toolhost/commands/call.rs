@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use futures::FutureExt;
 use serde_json::{Value, json};
+use toolhost::text::Escaped;
 use toolhost::{
-    Approval, ApprovalHook, ApprovalRequest, CallError, CallOptions, CallReport, ToolHost, Violation, exit,
+    Approval, ApprovalHook, ApprovalRequest, CallError, CallOptions, CallReport, Content, ResourceContents, ToolHost,
+    Violation, exit,
 };
 
 use super::{HostOptions, Lifetime};
@@ -27,6 +29,11 @@ pub struct Args {
     /// the output.
     #[arg(long)]
     report: bool,
+    /// Write the content blocks the tool shows (images, audio, text, resources) into
+    /// this directory, one file each (`content-1.png`, …); without it they are only
+    /// named on stderr, and stdout holds the output alone.
+    #[arg(long, value_name = "DIR")]
+    content_dir: Option<PathBuf>,
 }
 
 pub async fn run(options: &HostOptions, args: Args) -> anyhow::Result<ExitCode> {
@@ -50,6 +57,9 @@ pub async fn run(options: &HostOptions, args: Args) -> anyhow::Result<ExitCode> 
     let host = build_for(options, dir.clone(), namespace.as_deref()).await?;
     let call_options = CallOptions { approver: Some(terminal_approver(stdin_is_input)), ..Default::default() };
     let call = host.call_with(&options.caller, &name, input, &call_options).await;
+    if call.outcome.is_ok() && !call.content.is_empty() {
+        show_content(&call.content, args.content_dir.as_deref())?;
+    }
     let outcome = match (&call.outcome, &call.hidden_because) {
         (Ok(output), _) => Ok(output),
         // The operator at the terminal is told why the agent was told "not found".
@@ -148,6 +158,67 @@ fn finish(report: Option<&CallReport>, outcome: Result<&Value, Failure>) -> Exit
             ExitCode::SUCCESS
         }
         Err(failure) => fail(failure.kind(), &failure.message(), failure.exit_code()),
+    }
+}
+
+/// Names each content block on stderr, and writes it to `dir` when given.
+fn show_content(blocks: &[Content], dir: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    for (index, block) in blocks.iter().enumerate() {
+        let (bytes, extension, what) = content_file(block);
+        let shown = format!("content {}/{}: {what}, {} bytes", index + 1, blocks.len(), bytes.len());
+        match dir {
+            None => eprintln!("{} (--content-dir DIR writes it)", Escaped(&shown)),
+            Some(dir) => {
+                let path = dir.join(format!("content-{}.{extension}", index + 1));
+                std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("{} -> {}", Escaped(&shown), Escaped(&path.display().to_string()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A block's bytes as a file holds them, the file's extension, and what it is.
+fn content_file(block: &Content) -> (Vec<u8>, &'static str, String) {
+    match block {
+        Content::Text(text) => (text.clone().into_bytes(), "txt", "text".to_owned()),
+        Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+            (data.clone(), extension(mime_type), format!("{} ({mime_type})", block.kind()))
+        }
+        Content::Resource { uri, mime_type, contents } => {
+            let mime = mime_type.as_deref().unwrap_or("");
+            let (bytes, fallback) = match contents {
+                ResourceContents::Text(text) => (text.clone().into_bytes(), "txt"),
+                ResourceContents::Blob(data) => (data.clone(), "bin"),
+            };
+            let extension = if mime.is_empty() { fallback } else { extension(mime) };
+            (bytes, extension, format!("resource {uri}"))
+        }
+        Content::ResourceLink { uri, .. } => {
+            (serde_json::to_vec_pretty(&block.to_mcp()).unwrap_or_default(), "json", format!("link to {uri}"))
+        }
+    }
+}
+
+/// The usual file extension of a media type; `bin` for one not known.
+fn extension(mime_type: &str) -> &'static str {
+    match mime_type.split(';').next().unwrap_or("").trim() {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+        "audio/mpeg" => "mp3",
+        "audio/ogg" => "ogg",
+        "text/plain" => "txt",
+        "text/markdown" => "md",
+        "text/html" => "html",
+        "application/json" => "json",
+        _ => "bin",
     }
 }
 
