@@ -357,3 +357,29 @@ fn any_json_is_either_accepted_and_answered_or_refused_as_input() {
         })
         .unwrap();
 }
+
+/// A plain function returning a record shaped `{ data: list<u8>, mime-type: string }`
+/// shows it as a content block (an image, audio, or the bytes as an embedded resource);
+/// its output is `null`, as its output schema says, and a `result`'s error still fails.
+#[tokio::test]
+async fn a_record_of_bytes_and_a_media_type_is_a_content_block() {
+    let (_tools, host) = plain_host("plain_media.wasm").await;
+    let pixel = host.describe(&Caller::local(), "plain/pixel").unwrap();
+    assert_eq!(pixel.output_schema, json!({ "type": "null" }));
+
+    let report = host.call_detailed("plain/pixel", json!({ "level": 7 })).await;
+    assert_eq!(report.outcome.clone().unwrap(), Value::Null);
+    assert_eq!(report.content, vec![toolhost::Content::image(b"\x89PNG\r\n\x1a\n\x07".to_vec(), "image/png")]);
+    let silence = host.call_detailed("plain/silence", json!({ "samples": 4 })).await;
+    assert_eq!((silence.content[0].kind(), silence.content[0].size()), ("audio", 16 + "audio/wav".len() as u64));
+    let refused = host.call("plain/silence", json!({ "samples": 2_000_000 })).await.unwrap_err();
+    assert!(
+        matches!(&refused, CallError::Failed { message, .. } if message == "2000000 samples is too long"),
+        "{refused}"
+    );
+    let document = host.call_detailed("plain/document", json!({})).await;
+    assert_eq!(
+        document.content[0].to_mcp(),
+        json!({ "type": "resource", "resource": { "uri": "toolhost:plain/document/output", "mimeType": "application/pdf", "blob": "JVBERi0xLjc=" } })
+    );
+}

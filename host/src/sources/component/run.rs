@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
+use wasmtime::component::Val;
 
 use super::code::CodeKind;
+use super::plain::PlainCall;
 use super::{Components, LoadedComponent};
 use crate::error::CallError;
 use crate::sandbox::{CapturedOutput, Run, Sandbox, Services};
@@ -91,7 +93,7 @@ impl Components {
                     Err(error) => return Ran::refused(error),
                 };
                 let Run { result, consumed } = sandbox.invoke(pre, &call.export, params, call.result_count()).await;
-                let produced = result.and_then(|values| call.output(tool, &values)).map(Produced::Value);
+                let produced = result.and_then(|values| plain_output(call, tool, &values, context));
                 (produced, consumed)
             }
         };
@@ -118,6 +120,16 @@ impl Components {
             caller: (grants.caller || stores).then(|| context.caller.clone()),
             client: Some(context.client.clone()),
         }
+    }
+}
+
+/// A plain function's output, its media shown as a content block within the tool's
+/// output limit.
+fn plain_output(call: &PlainCall, tool: &str, values: &[Val], context: &RunContext<'_>) -> Result<Produced, CallError> {
+    let (output, media) = call.output(tool, values)?;
+    match media.map(|media| context.client.add_content(media)) {
+        Some(Err(over)) => Err(ToolError::Failed(over).for_call(tool)),
+        _ => Ok(Produced::Value(output)),
     }
 }
 

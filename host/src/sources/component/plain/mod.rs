@@ -39,6 +39,7 @@
 //! either.
 
 mod docs;
+mod media;
 mod schema;
 mod signature;
 mod value;
@@ -48,6 +49,7 @@ use wasmtime::Engine;
 use wasmtime::component::types::{ComponentFunc, ComponentItem};
 use wasmtime::component::{Component, ComponentExportIndex, Type, Val};
 
+use crate::content::Content;
 use crate::error::{CallError, SkippedExport, Violation};
 use crate::tool::{DeclaredOutput, ToolDef};
 pub(crate) use docs::Docs;
@@ -70,6 +72,8 @@ pub(crate) struct PlainCall {
     pub(crate) export: ComponentExportIndex,
     params: Vec<(String, Type)>,
     result: Option<Type>,
+    /// Whether what it returns is media, shown as a content block ([`media`]).
+    media: bool,
 }
 
 /// A plain component's tool: its definition, its function, and how to call it.
@@ -194,8 +198,14 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
     let required: Vec<&String> = params.iter().map(|(param, _)| param).collect();
     let input =
         json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
+    let returned = match &result {
+        Some(Type::Result(result)) => result.ok(),
+        other => other.clone(),
+    };
+    let media = returned.as_ref().is_some_and(media::is_media);
     let output = match &result {
         None => Ok(json!({ "type": "null" })),
+        _ if media => Ok(json!({ "type": "null" })),
         Some(Type::Result(result)) => result.ok().map_or(Ok(json!({ "type": "null" })), |ok| schema::of(&ok)),
         Some(ty) => schema::of(ty),
     }
@@ -210,7 +220,7 @@ fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, Str
         .map_err(|refused| refused.to_string())?;
     let function =
         PlainFunction { interface: candidate.interface.clone(), function: candidate.function.clone(), signature };
-    Ok(PlainTool { def, function, call: PlainCall { export, params, result } })
+    Ok(PlainTool { def, function, call: PlainCall { export, params, result, media } })
 }
 
 /// How much of a signature (and of an interface's name) a generated description quotes:
@@ -257,10 +267,23 @@ impl PlainCall {
         usize::from(self.result.is_some())
     }
 
-    /// The output of a call, or the tool's failure: a function whose result is a
-    /// `result` fails with the `err` payload as JSON (a string payload as itself).
-    pub(crate) fn output(&self, tool: &str, results: &[Val]) -> Result<Value, CallError> {
-        let (Some(ty), Some(val)) = (&self.result, results.first()) else { return Ok(Value::Null) };
+    /// The output of a call and the media it shows, or the tool's failure: a function
+    /// whose result is a `result` fails with the `err` payload as JSON (a string payload
+    /// as itself).
+    pub(crate) fn output(&self, tool: &str, results: &[Val]) -> Result<(Value, Option<Content>), CallError> {
+        let (Some(ty), Some(val)) = (&self.result, results.first()) else { return Ok((Value::Null, None)) };
+        let returned = match val {
+            Val::Result(Ok(Some(payload))) => Some(payload.as_ref()),
+            Val::Result(_) => None,
+            other => Some(other),
+        };
+        if let Some(media) = returned.filter(|_| self.media).and_then(|val| media::content(tool, val)) {
+            return Ok((Value::Null, Some(media)));
+        }
+        self.json_output(tool, ty, val).map(|output| (output, None))
+    }
+
+    fn json_output(&self, tool: &str, ty: &Type, val: &Val) -> Result<Value, CallError> {
         match (ty, val) {
             (Type::Result(result), Val::Result(outcome)) => match outcome {
                 Ok(payload) => Ok(payload_json(result.ok().as_ref(), payload.as_deref())),
