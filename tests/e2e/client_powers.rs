@@ -95,6 +95,35 @@ fn the_python_sdk_answers_and_declines_a_tools_questions_in_an_http_session() {
     assert_client_powers(&run_client("http", &tools));
 }
 
+/// The official TypeScript SDK over stdio: a client that declines the question,
+/// answers the sampling request and set its log level to `warning` (the tool's `info`
+/// lines stay away); a client that declared nothing gets `unsupported`.
+#[test]
+fn the_typescript_sdk_declines_a_question_and_answers_sampling_over_stdio() {
+    let tools = conformance_tools(None);
+    let client = toolhost_tests::mcp_typescript_client();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client_powers.mjs");
+    std::fs::copy(&script, client.join("client_powers.mjs")).expect("copy client_powers.mjs");
+    let output = Command::new("node")
+        .arg(client.join("client_powers.mjs"))
+        .arg(toolhost_bin())
+        .arg(tools.path())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "client_powers.mjs failed:\n{}\n{stdout}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_str(stdout.trim()).expect("client_powers.mjs prints JSON");
+    assert_eq!(seen["asked"], json!(["name?"]));
+    assert_eq!(seen["declined"]["text"], "User response: action=decline");
+    assert_eq!(seen["sampled"], json!(["2+2?"]));
+    assert_eq!(seen["sampled_result"]["text"], "LLM response: four");
+    assert_eq!(seen["mixed"]["types"], json!(["text", "image", "resource"]));
+    assert_eq!(seen["quiet"]["is_error"], false);
+    assert_eq!(seen["logged"], json!([]), "info lines stay below the client's `warning`");
+    assert_eq!(seen["no_sampling"]["is_error"], true);
+    assert!(seen["no_sampling"]["text"].as_str().unwrap().contains("did not declare the sampling capability"));
+}
+
 /// A client an embedder gives a call: it answers and remembers what it was asked.
 #[derive(Default)]
 struct RecordingClient {
