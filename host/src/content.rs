@@ -11,6 +11,8 @@
 use base64::Engine as _;
 use serde::ser::SerializeMap;
 
+use crate::text::Escaped;
+
 /// One content block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
@@ -77,26 +79,55 @@ impl Content {
         Content::Text(text.into())
     }
 
-    /// Bytes it carries, as counted against a tool's output limit: text and data as
-    /// they are, before any encoding, plus the names and media types.
+    /// Bytes it takes in a result, as counted against a tool's output limit: its text,
+    /// its data as base64, its names and media types, and [`BLOCK_OVERHEAD`].
     pub fn size(&self) -> u64 {
         let len = |text: &Option<String>| text.as_ref().map_or(0, String::len);
-        let size = match self {
-            Content::Text(text) => text.len(),
-            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => data.len() + mime_type.len(),
-            Content::ResourceLink { uri, name, description, mime_type } => {
-                uri.len() + name.len() + len(description) + len(mime_type)
+        let encoded = |data: &[u8]| data.len().div_ceil(3) * 4;
+        let size = BLOCK_OVERHEAD
+            + match self {
+                Content::Text(text) => text.len(),
+                Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                    encoded(data) + mime_type.len()
+                }
+                Content::ResourceLink { uri, name, description, mime_type } => {
+                    uri.len() + name.len() + len(description) + len(mime_type)
+                }
+                Content::Resource { uri, mime_type, contents } => {
+                    uri.len()
+                        + len(mime_type)
+                        + match contents {
+                            ResourceContents::Text(text) => text.len(),
+                            ResourceContents::Blob(data) => encoded(data),
+                        }
+                }
+            };
+        size as u64
+    }
+
+    /// Why the block cannot be shown: a media type that is not `type/subtype` (of the
+    /// kind its block says, for images and audio), or an empty URI.
+    pub fn check(&self) -> Result<(), String> {
+        let (mime_type, uri) = match self {
+            Content::Text(_) => return Ok(()),
+            Content::Image { mime_type, .. } | Content::Audio { mime_type, .. } => {
+                let kind = if matches!(self, Content::Image { .. }) { "image" } else { "audio" };
+                if !mime_type.starts_with(&format!("{kind}/")) {
+                    return Err(format!("an {kind} block's media type is `{kind}/…`, not `{}`", Escaped(mime_type)));
+                }
+                (Some(mime_type), None)
             }
-            Content::Resource { uri, mime_type, contents } => {
-                uri.len()
-                    + len(mime_type)
-                    + match contents {
-                        ResourceContents::Text(text) => text.len(),
-                        ResourceContents::Blob(data) => data.len(),
-                    }
+            Content::ResourceLink { uri, mime_type, .. } | Content::Resource { uri, mime_type, .. } => {
+                (mime_type.as_ref(), Some(uri))
             }
         };
-        size as u64
+        if let Some(mime_type) = mime_type.filter(|mime| !is_media_type(mime)) {
+            return Err(format!("`{}` is not a media type (`type/subtype`)", Escaped(mime_type)));
+        }
+        if uri.is_some_and(|uri| uri.is_empty() || uri.chars().any(char::is_control)) {
+            return Err("a resource's URI is empty or holds control characters".to_owned());
+        }
+        Ok(())
     }
 
     /// What kind of block it is, as MCP names it (`text`, `image`, `audio`,
@@ -115,6 +146,20 @@ impl Content {
     pub fn to_mcp(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
+}
+
+/// What a block costs beyond its bytes: its JSON frame, so that empty blocks are not
+/// free.
+pub const BLOCK_OVERHEAD: usize = 64;
+
+/// Whether `text` is `type/subtype` of token characters (parameters allowed after `;`).
+fn is_media_type(text: &str) -> bool {
+    let essence = text.split(';').next().unwrap_or("").trim();
+    let token =
+        |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.!#$&^_".contains(&b));
+    essence.split_once('/').is_some_and(|(kind, subtype)| token(kind) && token(subtype))
+        && !text.chars().any(char::is_control)
+        && text.len() <= 255
 }
 
 fn base64(data: &[u8]) -> String {
@@ -178,12 +223,14 @@ pub(crate) struct ContentBlocks {
 }
 
 impl ContentBlocks {
-    /// Adds `block` unless the blocks together would pass `limit` bytes.
+    /// Adds `block` unless it cannot be shown, or the blocks together would pass
+    /// `limit` bytes.
     pub(crate) fn add(&mut self, block: Content, limit: u64) -> Result<(), String> {
+        block.check()?;
         let bytes = self.bytes.saturating_add(block.size());
         if bytes > limit {
             return Err(format!(
-                "a {} block of {} bytes would bring the call's content to {bytes} bytes, over its output limit of {limit}",
+                "the {} block of {} bytes would bring the call's content to {bytes} bytes, over its output limit of {limit}",
                 block.kind(),
                 block.size()
             ));
@@ -227,11 +274,33 @@ mod tests {
 
     #[test]
     fn blocks_past_the_limit_are_refused_and_the_rest_kept() {
+        let limit = 2 * BLOCK_OVERHEAD as u64 + 8;
         let mut blocks = ContentBlocks::default();
-        blocks.add(Content::text("12345"), 8).unwrap();
-        let refused = blocks.add(Content::text("6789"), 8).unwrap_err();
-        assert!(refused.contains("over its output limit of 8"), "{refused}");
-        blocks.add(Content::text("678"), 8).unwrap();
+        blocks.add(Content::text("12345"), limit).unwrap();
+        let refused = blocks.add(Content::text("6789"), limit).unwrap_err();
+        assert!(refused.contains(&format!("over its output limit of {limit}")), "{refused}");
+        blocks.add(Content::text("678"), limit).unwrap();
         assert_eq!(blocks.take(), vec![Content::text("12345"), Content::text("678")]);
+        // Empty blocks are not free.
+        let mut empty = ContentBlocks::default();
+        let added = (0..1000).take_while(|_| empty.add(Content::text(""), 10 * BLOCK_OVERHEAD as u64).is_ok()).count();
+        assert_eq!(added, 10);
+        // Data counts as the base64 it is sent as.
+        assert_eq!(Content::image(vec![0; 3], "image/png").size(), BLOCK_OVERHEAD as u64 + 4 + 9);
+    }
+
+    #[test]
+    fn only_well_formed_media_types_and_uris_are_shown() {
+        assert!(Content::image(vec![], "image/png; charset=binary").check().is_ok());
+        assert!(Content::image(vec![], "audio/wav").check().unwrap_err().contains("image/…"));
+        assert!(Content::audio(vec![], "audio/\u{1b}[31m").check().is_err());
+        let resource = |uri: &str, mime: &str| Content::Resource {
+            uri: uri.into(),
+            mime_type: Some(mime.into()),
+            contents: ResourceContents::Text(String::new()),
+        };
+        assert!(resource("test://x", "text/plain").check().is_ok());
+        assert!(resource("", "text/plain").check().is_err());
+        assert!(resource("test://x", "plain").check().is_err());
     }
 }

@@ -84,7 +84,7 @@ pub mod scaffold;
 
 pub use crate::client::{
     Client, ClientError, ClientHook, ClientPower, ClientPowers, ClientRequest, ClientSession, ClientUse, ElicitAnswer,
-    LogLevel, Role, SamplingReply, SamplingRequest,
+    LogLevel, MAX_FORM_BYTES, MAX_REQUESTS_PER_CALL, MAX_SAMPLING_BYTES, Role, SamplingReply, SamplingRequest,
 };
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig};
 pub use crate::content::{Content, ResourceContents};

@@ -96,8 +96,9 @@ fn the_python_sdk_answers_and_declines_a_tools_questions_in_an_http_session() {
 }
 
 /// The official TypeScript SDK over stdio: a client that declines the question,
-/// answers the sampling request and set its log level to `warning` (the tool's `info`
-/// lines stay away); a client that declared nothing gets `unsupported`.
+/// answers the sampling request, gets the tool's log lines before its result and, once
+/// it set its level to `warning`, no `info` line; a client that declared nothing gets
+/// `unsupported`.
 #[test]
 fn the_typescript_sdk_declines_a_question_and_answers_sampling_over_stdio() {
     let tools = conformance_tools(None);
@@ -111,7 +112,11 @@ fn the_typescript_sdk_declines_a_question_and_answers_sampling_over_stdio() {
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "client_powers.mjs failed:\n{}\n{stdout}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "client_powers.mjs failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let seen: Value = serde_json::from_str(stdout.trim()).expect("client_powers.mjs prints JSON");
     assert_eq!(seen["asked"], json!(["name?"]));
     assert_eq!(seen["declined"]["text"], "User response: action=decline");
@@ -119,6 +124,8 @@ fn the_typescript_sdk_declines_a_question_and_answers_sampling_over_stdio() {
     assert_eq!(seen["sampled_result"]["text"], "LLM response: four");
     assert_eq!(seen["mixed"]["types"], json!(["text", "image", "resource"]));
     assert_eq!(seen["quiet"]["is_error"], false);
+    let lines = json!(["Tool execution started", "Tool processing data", "Tool execution completed"]);
+    assert_eq!(seen["lines_before_result"], lines, "over stdio every line arrives before the result");
     assert_eq!(seen["logged"], json!([]), "info lines stay below the client's `warning`");
     assert_eq!(seen["no_sampling"]["is_error"], true);
     assert!(seen["no_sampling"]["text"].as_str().unwrap().contains("did not declare the sampling capability"));
@@ -221,7 +228,7 @@ async fn each_power_is_granted_by_the_manifest_and_narrowed_by_the_policy() {
 /// refused, and the tool learns it.
 #[tokio::test]
 async fn content_blocks_count_against_the_output_limit() {
-    let tools = conformance_tools(Some("[limits]\nmax_output = \"100 B\"\n"));
+    let tools = conformance_tools(Some("[limits]\nmax_output = \"200 B\"\n"));
     let host = host_with(&tools, Policy::allow_all()).await;
     let small = host.call_detailed("conformance/test_image_content", json!({})).await;
     assert!(small.outcome.is_ok(), "{:?}", small.outcome);
@@ -233,7 +240,11 @@ async fn content_blocks_count_against_the_output_limit() {
     assert_eq!(openai["content"], "[image image/png, 70 bytes, not shown]");
     let mixed = host.call_detailed("conformance/test_multiple_content_types", json!({})).await;
     let error = mixed.outcome.unwrap_err().to_string();
-    assert!(error.contains("over its output limit of 100"), "{error}");
+    assert!(
+        error.contains("the image block of 169 bytes") && error.contains("over its output limit of 200"),
+        "{error}"
+    );
+    assert!(mixed.content.is_empty(), "a failed call shows its error alone: {:?}", mixed.content);
 }
 
 /// A native tool has the same powers through its call context, and its content blocks
@@ -299,4 +310,60 @@ fn the_cli_names_content_blocks_and_writes_them_only_when_asked() {
     assert_eq!(std::fs::read_to_string(dir.path().join("content-1.txt")).unwrap(), "Multiple content types test:");
     let resource = std::fs::read_to_string(dir.path().join("content-3.json")).unwrap();
     assert_eq!(resource, r#"{"test":"data","value":123}"#, "an embedded JSON resource keeps its type");
+}
+
+/// A tool that floods its client with requests is cut off: the first
+/// `MAX_REQUESTS_PER_CALL` reach the client and the record, the rest fail at once and
+/// are only counted; an answer that does not match the form is refused.
+#[tokio::test]
+async fn a_tool_cannot_flood_its_client_and_answers_are_checked_against_the_form() {
+    let tool = NativeTool::new_with_context(
+        "native/nag",
+        "Asks again and again.",
+        json!({"type": "object"}),
+        json!({"type": "array"}),
+        |_input, context| async move {
+            let mut outcomes = Vec::new();
+            for _ in 0..toolhost::MAX_REQUESTS_PER_CALL + 6 {
+                let form = json!({"type": "object", "properties": {"username": {"type": "string"}}});
+                outcomes.push(match context.client.elicit("again?", form).await {
+                    Ok(_) => "answered".to_owned(),
+                    Err(error) => error.to_string(),
+                });
+            }
+            let strict = json!({"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]});
+            outcomes.push(
+                context.client.elicit("age?", strict).await.map_or_else(|e| e.to_string(), |_| "answered".into()),
+            );
+            Ok(json!(outcomes))
+        },
+    )
+    .unwrap();
+    let host = ToolHost::builder().layer(Layer::native("app")).tool("app", tool).build().await.unwrap();
+    let client = Arc::new(RecordingClient::default());
+    let report = host.call_with(&Caller::local(), "native/nag", json!({}), &with_client(&client)).await;
+    let outcomes = report.outcome.unwrap();
+    let outcomes: Vec<&str> = outcomes.as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+    let max = toolhost::MAX_REQUESTS_PER_CALL;
+    assert!(outcomes[..max].iter().all(|o| *o == "answered"), "{outcomes:?}");
+    assert!(outcomes[max..].iter().all(|o| o.contains("made the 64 requests of its client")), "{outcomes:?}");
+    assert_eq!(client.asked.lock().unwrap().len(), max, "no request past the bound reached the client");
+    assert_eq!((report.client_requests.len(), report.client_requests_over), (max, 7));
+
+    // Within the bound, an answer that breaks the form is the client's failure.
+    let tool = NativeTool::new_with_context(
+        "native/age",
+        "Asks an age.",
+        json!({"type": "object"}),
+        json!({"type": "string"}),
+        |_input, context| async move {
+            let strict = json!({"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]});
+            Ok(json!(context.client.elicit("age?", strict).await.map_or_else(|e| e.to_string(), |_| "answered".into())))
+        },
+    )
+    .unwrap();
+    let host = ToolHost::builder().layer(Layer::native("app")).tool("app", tool).build().await.unwrap();
+    let refused = host.call_with(&Caller::local(), "native/age", json!({}), &with_client(&client)).await;
+    let refused = refused.outcome.unwrap();
+    assert!(refused.as_str().unwrap().starts_with("failed: the client's answer does not match the form"), "{refused}");
 }

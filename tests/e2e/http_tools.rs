@@ -93,6 +93,12 @@ async fn answer(
     Ok(match path.as_str() {
         "/wrong" => response(200, json!({ "data": { "celsius": "warm" } }).to_string()),
         "/text" => response(200, "<html>not json</html>"),
+        "/badge" => {
+            let echoed = headers.get("authorization").cloned().unwrap_or_default();
+            let mut answer = response(200, format!("<svg><text>{echoed}</text></svg>"));
+            answer.headers_mut().insert("content-type", "image/svg+xml".parse().unwrap());
+            answer
+        }
         "/chart" | "/beep" => {
             let (bytes, mime): (&[u8], &str) = match path.as_str() {
                 "/chart" => (b"\x89PNG\r\n\x1a\nnot really a chart", "image/png; charset=binary"),
@@ -532,6 +538,13 @@ async fn an_image_or_audio_answer_is_a_content_block() {
     write(&tools, "beep", &media("/beep", ""));
     write(&tools, "tiny", &media("/chart", "max_response = \"10 B\""));
     write(&tools, "pointed", &media("/chart", "output = \"/data\""));
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "badge-secret-4471").unwrap();
+    let auth = format!(
+        "[headers]\nAuthorization = {{ file = {:?}, prefix = \"Bearer \" }}",
+        secret.path().display().to_string()
+    );
+    write(&tools, "badge", &media("/badge", &auth));
     let host = host_of(&tools).await;
 
     let chart = host.call_detailed("weather/chart", json!({})).await;
@@ -547,4 +560,9 @@ async fn an_image_or_audio_answer_is_a_content_block() {
     assert!(tiny.content.is_empty());
     let pointed = host.call("weather/pointed", json!({})).await.unwrap_err().to_string();
     assert!(pointed.contains("not the JSON this tool's `output` points into"), "{pointed}");
+    // Media that echoes the request's credential is not shown, nor is the credential.
+    let badge = host.call_detailed("weather/badge", json!({})).await;
+    let error = badge.outcome.unwrap_err().to_string();
+    assert!(error.contains("holds a credential the request carried"), "{error}");
+    assert!(!error.contains("badge-secret-4471") && badge.content.is_empty());
 }

@@ -707,8 +707,8 @@ async fn an_agent_takes_only_its_share_of_an_upstream_server() {
 }
 
 /// An upstream tool's progress notifications reach the caller's progress hook, through
-/// the same checks as a component's reports (moving forward, whole units), and only
-/// while the call runs.
+/// the same checks as a component's reports (moving forward, finite), with the server's
+/// own numbers (halves here), and only while the call runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_tools_progress_reaches_the_caller() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,8 +5,8 @@
 //     node client_powers.mjs TOOLHOST_BIN TOOLS_DIR
 //
 // TOOLS_DIR holds the `conformance` toolbox, granted `elicit`, `sample` and `log`. One
-// client declines every question, answers sampling and listens to log lines at
-// `warning`; another declares no capability.
+// client declines every question, answers sampling and listens to log lines (at the
+// default level, then at `warning`); another declares no capability.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -50,9 +50,13 @@ async function main() {
   seen.declined = summary(await declining.callTool({ name: "conformance.test_elicitation", arguments: { message: "name?" } }));
   seen.sampled_result = summary(await declining.callTool({ name: "conformance.test_sampling", arguments: { prompt: "2+2?" } }));
   seen.mixed = summary(await declining.callTool({ name: "conformance.test_multiple_content_types", arguments: {} }));
+  // At the default level the tool's info lines arrive, all before its result.
+  await declining.callTool({ name: "conformance.test_tool_with_logging", arguments: {} });
+  seen.lines_before_result = seen.logged.map((line) => line.data);
   await declining.setLoggingLevel("warning");
   seen.quiet = summary(await declining.callTool({ name: "conformance.test_tool_with_logging", arguments: {} }));
   await new Promise((resolve) => setTimeout(resolve, 300));
+  seen.logged = seen.logged.slice(seen.lines_before_result.length);
   await declining.close();
 
   const plain = await connect({});

@@ -16,8 +16,11 @@ use std::time::Instant;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+mod checks;
 mod powers;
 
+pub use checks::{MAX_FORM_BYTES, MAX_REQUESTS_PER_CALL, MAX_SAMPLING_BYTES};
+use checks::{check_answer, check_form, check_reply, check_sampling};
 pub use powers::{ClientPower, ClientPowers};
 
 use crate::content::{Content, ContentBlocks};
@@ -154,6 +157,8 @@ struct SessionState {
 #[derive(Default)]
 struct Recorded {
     requests: Vec<ClientRequest>,
+    /// Requests past [`MAX_REQUESTS_PER_CALL`], refused.
+    requests_over: u64,
     content: ContentBlocks,
     log_lines: u64,
 }
@@ -165,6 +170,8 @@ pub struct ClientUse {
     pub requests: Vec<ClientRequest>,
     /// The content blocks it added.
     pub content: Vec<Content>,
+    /// Requests past [`MAX_REQUESTS_PER_CALL`], refused without reaching the client.
+    pub requests_over: u64,
     /// Log lines sent to the client.
     pub log_lines: u64,
 }
@@ -185,6 +192,14 @@ impl ClientSession {
     }
 
     fn client_for(&self, power: ClientPower) -> Result<&ClientHook, ClientError> {
+        let mut recorded = self.recorded();
+        if power != ClientPower::Log && recorded.requests.len() >= MAX_REQUESTS_PER_CALL {
+            recorded.requests_over += 1;
+            return Err(ClientError::Failed(format!(
+                "this call made the {MAX_REQUESTS_PER_CALL} requests of its client a call may make"
+            )));
+        }
+        drop(recorded);
         if !self.inner.granted.contains(power) {
             return Err(ClientError::NotGranted(format!(
                 "`{power}` is not granted to {} for this caller (the manifest's `[grants] client`, narrowed by the policy's `client`)",
@@ -198,7 +213,21 @@ impl ClientSession {
 
     fn record(&self, power: ClientPower, outcome: &'static str, started: Instant) {
         let duration_us = started.elapsed().as_micros().try_into().unwrap_or(u64::MAX);
-        self.recorded().requests.push(ClientRequest { power, outcome, duration_us });
+        let mut recorded = self.recorded();
+        if recorded.requests.len() < MAX_REQUESTS_PER_CALL {
+            recorded.requests.push(ClientRequest { power, outcome, duration_us });
+        }
+    }
+
+    /// A request the tool could not even make (its form is not JSON, or too large):
+    /// recorded, and the error for the tool (a power not granted says so first).
+    pub(crate) fn unreadable(&self, power: ClientPower, problem: String) -> ClientError {
+        let error = match self.client_for(power) {
+            Err(refused) => refused,
+            Ok(_) => ClientError::Failed(problem),
+        };
+        self.record(power, error_outcome(&error), Instant::now());
+        error
     }
 
     /// Asks the person behind the client `message`, with the form `schema` (a flat
@@ -207,7 +236,10 @@ impl ClientSession {
         let started = Instant::now();
         let answer = match self.client_for(ClientPower::Elicit) {
             Ok(client) => match check_form(&schema) {
-                Ok(()) => client.elicit(bounded(message.to_owned(), MAX_MESSAGE), schema).await,
+                Ok(form) => {
+                    let answer = client.elicit(bounded(message.to_owned(), MAX_MESSAGE), schema).await;
+                    answer.and_then(|answer| check_answer(&form, answer))
+                }
                 Err(problem) => Err(ClientError::Failed(problem)),
             },
             Err(refused) => Err(refused),
@@ -222,10 +254,10 @@ impl ClientSession {
         let started = Instant::now();
         let reply = match self.client_for(ClientPower::Sample) {
             Err(refused) => Err(refused),
-            Ok(_) if request.messages.is_empty() => {
-                Err(ClientError::Failed("a sampling request needs at least one message".to_owned()))
-            }
-            Ok(client) => client.sample(request).await,
+            Ok(client) => match check_sampling(&request) {
+                Ok(()) => client.sample(request).await.and_then(check_reply),
+                Err(problem) => Err(ClientError::Failed(problem)),
+            },
         };
         let outcome = reply.as_ref().map_or_else(error_outcome, |_| "answered");
         self.record(ClientPower::Sample, outcome, started);
@@ -255,6 +287,7 @@ impl ClientSession {
         let mut recorded = self.recorded();
         ClientUse {
             requests: std::mem::take(&mut recorded.requests),
+            requests_over: std::mem::take(&mut recorded.requests_over),
             content: recorded.content.take(),
             log_lines: std::mem::take(&mut recorded.log_lines),
         }
@@ -267,26 +300,6 @@ fn error_outcome(error: &ClientError) -> &'static str {
         ClientError::Unsupported(_) => "unsupported",
         ClientError::Failed(_) => "failed",
     }
-}
-
-/// Whether `schema` is a form MCP elicitation can show: an object schema whose
-/// properties are strings, numbers, integers, booleans or string enums.
-fn check_form(schema: &Value) -> Result<(), String> {
-    let object = schema.as_object().filter(|o| o.get("type") == Some(&Value::from("object")));
-    let Some(object) = object else {
-        return Err("the form is not an object schema (`{\"type\": \"object\", \"properties\": …}`)".to_owned());
-    };
-    let properties = object.get("properties").and_then(Value::as_object);
-    for (name, property) in properties.into_iter().flatten() {
-        let kind = property.get("type").and_then(Value::as_str);
-        let primitive = matches!(kind, Some("string" | "number" | "integer" | "boolean"))
-            || (kind == Some("array") && property.pointer("/items/enum").is_some())
-            || (kind == Some("array") && property.pointer("/items/anyOf").is_some());
-        if !primitive {
-            return Err(format!("form field `{}` is not a string, number, integer, boolean or enum", Escaped(name)));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -310,14 +323,5 @@ mod tests {
         let outcomes: Vec<_> = granted.finish().requests.iter().map(|r| (r.power, r.outcome)).collect();
         assert_eq!(outcomes, [(ClientPower::Sample, "unsupported")]);
         assert_eq!(session.finish().requests[0].outcome, "not_granted");
-    }
-
-    #[test]
-    fn only_flat_forms_are_asked() {
-        check_form(&json!({"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}))
-            .unwrap();
-        assert!(check_form(&json!({"type": "string"})).is_err());
-        let nested = check_form(&json!({"type": "object", "properties": {"address": {"type": "object"}}}));
-        assert!(nested.unwrap_err().contains("`address`"));
     }
 }

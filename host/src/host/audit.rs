@@ -68,6 +68,14 @@ pub struct CallRecord {
     /// answers' outcomes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub client_requests: Vec<ClientRequest>,
+    /// Requests past the first [`MAX_REQUESTS_PER_CALL`](crate::MAX_REQUESTS_PER_CALL),
+    /// refused.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub client_requests_over: u64,
+}
+
+fn is_zero_u64(count: &u64) -> bool {
+    *count == 0
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -211,6 +219,7 @@ mod tests {
             approval: None,
             content_blocks: 0,
             client_requests: Vec::new(),
+            client_requests_over: 0,
         }
     }
 

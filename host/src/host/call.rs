@@ -167,7 +167,7 @@ impl ToolHost {
             Ok(produced) => check_output(entry, produced),
             Err(error) => (0, Err(error)),
         };
-        let usage = Usage {
+        let mut usage = Usage {
             fuel_consumed: ran.fuel_consumed,
             output_bytes,
             captured: ran.captured,
@@ -179,6 +179,10 @@ impl ToolHost {
             (Ok(output), Some(writes)) => writes.commit(&entry.full_name).await.map(|()| output),
             (outcome, _) => outcome,
         };
+        // A failed call shows its error alone: what it showed before is not its answer.
+        if outcome.is_err() {
+            usage.client.content.clear();
+        }
         (outcome.map_err(|error| with_refusals(error, &usage.denied_requests)), usage)
     }
 
@@ -250,6 +254,7 @@ impl Usage {
     fn into_report(self, report: &mut CallReport) {
         report.content = self.client.content;
         report.client_requests = self.client.requests;
+        report.client_requests_over = self.client.requests_over;
         report.client_log_lines = self.client.log_lines;
         report.fuel_consumed = self.fuel_consumed;
         report.output_bytes = self.output_bytes;

@@ -95,8 +95,11 @@ pub struct CallReport {
     pub approval: Option<ApprovalRecord>,
     /// Content blocks the tool showed beside its output, in order.
     pub content: Vec<Content>,
-    /// What the tool asked of its client (elicitation, sampling).
+    /// What the tool asked of its client (elicitation, sampling), the first
+    /// [`MAX_REQUESTS_PER_CALL`](crate::MAX_REQUESTS_PER_CALL).
     pub client_requests: Vec<ClientRequest>,
+    /// Requests past those, refused without reaching the client.
+    pub client_requests_over: u64,
     /// Log lines the tool sent to its client.
     pub client_log_lines: u64,
 }
@@ -130,6 +133,7 @@ impl CallReport {
             approval: None,
             content: Vec::new(),
             client_requests: Vec::new(),
+            client_requests_over: 0,
             client_log_lines: 0,
         }
     }
@@ -198,6 +202,7 @@ impl CallReport {
             approval: report.approval.clone(),
             content_blocks: report.content.len(),
             client_requests: report.client_requests.clone(),
+            client_requests_over: report.client_requests_over,
         }
     }
 }

@@ -10,7 +10,7 @@ use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::client::{ClientError, ClientSession};
+use crate::client::{ClientError, ClientPower, ClientSession};
 use crate::contract::{self, CallerInfo, LogLevel, Plugin};
 use crate::error::BuildError;
 use crate::policy::Caller;
@@ -104,8 +104,12 @@ impl contract::toolhost::tool::host::Host for SandboxState {
         requested_schema: String,
     ) -> Result<guest::ElicitAnswer, guest::ClientError> {
         let client = self.client()?;
+        if requested_schema.len() > crate::client::MAX_FORM_BYTES {
+            let problem = format!("the form is over the {} bytes a question may take", crate::client::MAX_FORM_BYTES);
+            return Err(client.unreadable(ClientPower::Elicit, problem).into());
+        }
         let schema = serde_json::from_str(&requested_schema)
-            .map_err(|e| ClientError::Failed(format!("the requested schema is not JSON: {e}")))?;
+            .map_err(|e| client.unreadable(ClientPower::Elicit, format!("the requested schema is not JSON: {e}")))?;
         Ok(client.elicit(&message, schema).await?.into())
     }
 

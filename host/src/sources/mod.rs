@@ -143,12 +143,13 @@ impl ToolSource {
     }
 
     /// The client's powers its code may use, before the caller's policy narrows them:
-    /// what a component's manifest grants; every power for a native tool (it runs with
-    /// the host's trust); none for HTTP tools and upstream servers.
+    /// what a component's manifest grants; every power for a native tool given the call
+    /// context (it runs with the host's trust), none for other native tools; none for
+    /// HTTP tools and upstream servers.
     pub fn client_powers(&self) -> ClientPowers {
         match self {
             ToolSource::Component { component, .. } => component.grants.client,
-            ToolSource::Native(_) => ClientPowers::all(),
+            ToolSource::Native(tool) => tool.client_powers(),
             ToolSource::Http(_) | ToolSource::Upstream(_) => ClientPowers::NONE,
         }
     }

@@ -32,7 +32,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::client::ClientSession;
+use crate::client::{ClientPowers, ClientSession};
 use crate::error::{CallError, NativeToolError};
 use crate::error::{ToolDefError, ToolProblem};
 use crate::manifest::check_timeout;
@@ -65,6 +65,9 @@ pub struct NativeTool {
     /// Its own output size limit, likewise.
     max_output: Option<u64>,
     handler: Handler,
+    /// The client's powers its function may use: all of them for one that gets the
+    /// [`CallContext`], none for the others (which cannot reach the client).
+    client_powers: ClientPowers,
 }
 
 impl std::fmt::Debug for NativeTool {
@@ -126,7 +129,15 @@ impl NativeTool {
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
         let handler: Handler = Arc::new(move |input, context| Box::pin(handler(input, context)));
-        NativeTool::build(name, description, (input_schema, output_schema), handler)
+        let mut tool = NativeTool::build(name, description, (input_schema, output_schema), handler)?;
+        tool.client_powers = ClientPowers::all();
+        Ok(tool)
+    }
+
+    /// The client's powers its function may use, before the caller's policy narrows
+    /// them.
+    pub(crate) fn client_powers(&self) -> ClientPowers {
+        self.client_powers
     }
 
     fn build(
@@ -146,7 +157,14 @@ impl NativeTool {
                 ToolDefError::Tool { problem, .. } => ToolDefError::of(name, problem),
                 other => other,
             })?;
-        Ok(NativeTool { namespace: namespace.to_owned(), def: Arc::new(def), timeout: None, max_output: None, handler })
+        Ok(NativeTool {
+            namespace: namespace.to_owned(),
+            def: Arc::new(def),
+            timeout: None,
+            max_output: None,
+            handler,
+            client_powers: ClientPowers::NONE,
+        })
     }
 
     /// A tool from a typed function: its schemas are derived from `In` and `Out`

@@ -9,8 +9,9 @@
 //! that cannot answer. Log lines go out in order, and all of them before the answer.
 #![allow(deprecated)] // Sampling and logging are deprecated by SEP-2577, and still what clients speak.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -76,7 +77,7 @@ pub(crate) struct CallClient {
     /// Why it cannot ask its model, when it cannot.
     no_sampling: Option<&'static str>,
     level: SessionLogLevel,
-    lines: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
+    lines: Arc<Lines>,
 }
 
 /// Why a client that did not declare elicitation is not asked.
@@ -84,10 +85,60 @@ const NO_ELICITATION: &str = "the client did not declare the elicitation capabil
 const NO_SAMPLING: &str = "the client did not declare the sampling capability";
 const STATELESS: &str = "this call uses protocol 2026-07-28, which allows no request to the client during a call";
 
-/// One call's client and the task sending its log lines; [`LogRelay::finish`] before
-/// answering.
-pub(crate) struct LogRelay {
+/// Log lines of one call waiting to be sent; past this a line is dropped (and counted).
+const MAX_QUEUED_LINES: usize = 256;
+/// How long an answer waits for the call's last log lines to be sent.
+const LINES_FLUSH_WAIT: Duration = Duration::from_secs(5);
+
+/// One call's log lines on their way to the client: a task started by the first line
+/// that passes the level (a call that logs nothing costs nothing), a bounded queue, and
+/// every queued line sent before the answer.
+#[derive(Default)]
+struct Lines {
+    state: Mutex<LinesState>,
+}
+
+#[derive(Default)]
+struct LinesState {
+    queue: Option<mpsc::Sender<LoggingMessageNotificationParam>>,
     sender: Option<tokio::task::JoinHandle<()>>,
+    /// The call answered: later lines (a native tool's task that outlived it) are dropped.
+    finished: bool,
+    dropped: u64,
+}
+
+impl Lines {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LinesState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send(&self, peer: &Peer<RoleServer>, line: LoggingMessageNotificationParam) {
+        let mut state = self.lock();
+        if state.finished {
+            return;
+        }
+        if state.queue.is_none() {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+            let (queue, mut received) = mpsc::channel::<LoggingMessageNotificationParam>(MAX_QUEUED_LINES);
+            let peer = peer.clone();
+            state.sender = Some(runtime.spawn(async move {
+                while let Some(line) = received.recv().await {
+                    if peer.notify_logging_message(line).await.is_err() {
+                        return;
+                    }
+                }
+            }));
+            state.queue = Some(queue);
+        }
+        if state.queue.as_ref().is_some_and(|queue| queue.try_send(line).is_err()) {
+            state.dropped += 1;
+        }
+    }
+}
+
+/// One call's log lines; [`LogRelay::finish`] before answering.
+pub(crate) struct LogRelay {
+    lines: Arc<Lines>,
 }
 
 impl CallClient {
@@ -98,37 +149,41 @@ impl CallClient {
         (elicitation, sampling, stateless): (bool, bool, bool),
         level: SessionLogLevel,
     ) -> (ClientHook, LogRelay) {
-        let (lines, mut received) = mpsc::unbounded_channel::<LoggingMessageNotificationParam>();
-        let sender_peer = peer.clone();
-        let sender = tokio::spawn(async move {
-            while let Some(line) = received.recv().await {
-                if sender_peer.notify_logging_message(line).await.is_err() {
-                    return;
-                }
-            }
-        });
         let reason = |declared: bool, missing: &'static str| match (stateless, declared) {
             (true, _) => Some(STATELESS),
             (false, false) => Some(missing),
             (false, true) => None,
         };
+        let lines = Arc::new(Lines::default());
         let client = CallClient {
             peer,
             no_elicitation: reason(elicitation, NO_ELICITATION),
             no_sampling: reason(sampling, NO_SAMPLING),
             level,
-            lines,
+            lines: lines.clone(),
         };
-        (Arc::new(client), LogRelay { sender: Some(sender) })
+        (Arc::new(client), LogRelay { lines })
     }
 }
 
 impl LogRelay {
-    /// Waits until every log line of the call is sent (the call's client, holding the
-    /// other end, is gone once the call ended).
-    pub(crate) async fn finish(mut self) {
-        if let Some(sender) = self.sender.take() {
-            let _ = sender.await;
+    /// Sends the call's queued log lines, within [`LINES_FLUSH_WAIT`]; later lines are
+    /// dropped.
+    pub(crate) async fn finish(self) {
+        let (queue, sender, dropped) = {
+            let mut state = self.lines.lock();
+            state.finished = true;
+            (state.queue.take(), state.sender.take(), state.dropped)
+        };
+        // The queue's end: the sender stops once it sent what is queued.
+        drop(queue);
+        if dropped > 0 {
+            tracing::debug!(dropped, "log lines over the queue's bound were not sent to the client");
+        }
+        if let Some(mut sender) = sender
+            && tokio::time::timeout(LINES_FLUSH_WAIT, &mut sender).await.is_err()
+        {
+            sender.abort();
         }
     }
 }
@@ -136,7 +191,10 @@ impl LogRelay {
 impl Drop for LogRelay {
     /// A call that ends without an answer sends no more lines.
     fn drop(&mut self) {
-        if let Some(sender) = self.sender.take() {
+        let mut state = self.lines.lock();
+        state.finished = true;
+        state.queue = None;
+        if let Some(sender) = state.sender.take() {
             sender.abort();
         }
     }
@@ -209,7 +267,7 @@ impl Client for CallClient {
         let level = mcp_level(level);
         if self.level.passes(level) {
             let line = LoggingMessageNotificationParam::new(level, Value::from(message)).with_logger(logger);
-            let _ = self.lines.send(line);
+            self.lines.send(&self.peer, line);
         }
     }
 }

@@ -6,6 +6,8 @@
 //! whose `Content-Type` is an image or audio, that media as a content block (the output
 //! is then `null`).
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HOST, USER_AGENT};
 use http::{HeaderValue, Request};
@@ -171,6 +173,13 @@ async fn read(
         }
     })?;
     if let Some(media) = media(content_type.as_ref(), &body) {
+        // Bytes cannot be blanked out like text: media that echoes a credential the
+        // request carried (an SVG quoting a header) is refused whole.
+        if !redactor.is_empty() && matches!(redactor.text(&String::from_utf8_lossy(&body)), Cow::Owned(_)) {
+            return Err(HttpCallFailure::Failed(
+                "the response's media holds a credential the request carried, and is not shown".to_owned(),
+            ));
+        }
         return Ok(Read::Media(media));
     }
     serde_json::from_slice(&body).map(Read::Json).map_err(|e| {
