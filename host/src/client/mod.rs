@@ -191,6 +191,11 @@ impl ClientSession {
         self.inner.granted
     }
 
+    /// The tool's full name (shared: a call's sandbox labels its log lines with it).
+    pub(crate) fn tool(&self) -> &Arc<str> {
+        &self.inner.tool
+    }
+
     fn client_for(&self, power: ClientPower) -> Result<&ClientHook, ClientError> {
         let mut recorded = self.recorded();
         if power != ClientPower::Log && recorded.requests.len() >= MAX_REQUESTS_PER_CALL {

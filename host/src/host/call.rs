@@ -138,16 +138,13 @@ impl ToolHost {
             Err(error) => return (Err(error), Usage::default()),
         };
         let mut approval = None;
-        let client = ClientSession::new(
-            options.client.clone(),
-            entry.source.client_powers().intersection(permit.client),
-            Arc::from(entry.full_name.as_str()),
-            entry.def().limits.max_output,
-        );
+        let powers = entry.source.client_powers().intersection(permit.client);
         let input = match self.checked_input(caller, (entry, form, permit), input, options, &mut approval).await {
             Ok(input) => input,
             Err(error) => return (Err(error), Usage { approval, ..Usage::default() }),
         };
+        let tool = Arc::from(entry.full_name.as_str());
+        let client = ClientSession::new(options.client.clone(), powers, tool, entry.def().limits.max_output);
         let Ok(_slot) = self.call_slots.acquire().await else {
             let error = CallError::Host { tool: entry.full_name.clone(), message: "the host is shutting down".into() };
             return (Err(error), Usage::default());

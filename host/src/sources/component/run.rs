@@ -66,7 +66,7 @@ impl Components {
         let def = &component.tools[index];
         let sandbox = Sandbox {
             engine: &code.engine,
-            label: Arc::from(tool),
+            label: context.client.tool().clone(),
             limits: &def.limits,
             grants: component.grants.clone(),
             services: self.services_for(context, &component.grants),
