@@ -14,6 +14,8 @@
 //! | `notifications/cancelled`, client gone | the call stops; its audit record says `cancelled` |
 //! | a call that needs approval | the person behind the client is asked (`approval.rs`) |
 //! | `progressToken` on a call | the tool's `host.progress` reports as `notifications/progress` (`progress.rs`) |
+//! | a tool's content blocks | the result's `content`, before the output's text (`shared.rs`) |
+//! | a granted tool's `elicit`, `sample`, `log` | `elicitation/create`, `sampling/createMessage`, `notifications/message` at the level of `logging/setLevel` (`client.rs`) |
 //! | registry change with tools changed | `notifications/tools/list_changed` |
 //!
 //! Each caller's tool list is built once per [`ToolHost::listing_version`](crate::ToolHost::listing_version) (registry
