@@ -153,7 +153,7 @@ impl Content {
 pub const BLOCK_OVERHEAD: usize = 64;
 
 /// Whether `text` is `type/subtype` of token characters (parameters allowed after `;`).
-fn is_media_type(text: &str) -> bool {
+pub(crate) fn is_media_type(text: &str) -> bool {
     let essence = text.split(';').next().unwrap_or("").trim();
     let token =
         |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.!#$&^_".contains(&b));

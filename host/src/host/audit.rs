@@ -70,16 +70,12 @@ pub struct CallRecord {
     pub client_requests: Vec<ClientRequest>,
     /// Requests past the first [`MAX_REQUESTS_PER_CALL`](crate::MAX_REQUESTS_PER_CALL),
     /// refused.
-    #[serde(skip_serializing_if = "is_zero_u64")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub client_requests_over: u64,
 }
 
-fn is_zero_u64(count: &u64) -> bool {
-    *count == 0
-}
-
-fn is_zero(count: &usize) -> bool {
-    *count == 0
+fn is_zero<N: Default + PartialEq>(count: &N) -> bool {
+    *count == N::default()
 }
 
 /// Fans call records out to subscribers and the optional JSONL file.

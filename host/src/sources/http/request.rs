@@ -14,7 +14,7 @@ use http::{HeaderValue, Request};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
-use crate::content::Content;
+use crate::content::{Content, is_media_type};
 use crate::redact::Redactor;
 use crate::sandbox::{DeniedRequest, Resolve, checked_address, send_pinned};
 use crate::sources::http::definition::RequestSpec;
@@ -86,12 +86,10 @@ enum Read {
 /// The media a `Content-Type` names as content, when it is an image or audio.
 fn media(content_type: Option<&HeaderValue>, body: &Bytes) -> Option<Content> {
     let essence = content_type?.to_str().ok()?.split(';').next()?.trim().to_ascii_lowercase();
-    let (kind, subtype) = essence.split_once('/')?;
-    let token = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
-    if !token(kind) || !token(subtype) {
+    if !is_media_type(&essence) {
         return None;
     }
-    match kind {
+    match essence.split_once('/')?.0 {
         "image" => Some(Content::image(body.to_vec(), essence.clone())),
         "audio" => Some(Content::audio(body.to_vec(), essence.clone())),
         _ => None,
