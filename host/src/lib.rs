@@ -54,7 +54,9 @@ mod error;
 pub mod names;
 pub mod paths;
 mod progress;
+mod prompt;
 pub mod redact;
+mod resource;
 mod schema;
 mod secret;
 pub mod text;
@@ -91,19 +93,26 @@ pub use crate::content::{Content, ResourceContents};
 pub use crate::definitions::ExportFormat;
 pub use crate::error::{
     BuildError, CallError, ErrorKind, Interfaces, LoadError, LoadErrorKind, MemoryResource, NativeToolError,
-    SchemaRole, SkippedExport, ToolDefError, ToolProblem, Violation, exit,
+    OfferError, SchemaRole, SkippedExport, ToolDefError, ToolProblem, Violation, exit,
 };
-pub use crate::host::{CallOptions, CallRecord, CallReport, ListingVersion, ToolCall, ToolHost, ToolHostBuilder};
-pub use crate::manifest::{ImportedPolicy, MAX_POLICY_BYTES, Manifest, ToolManifest, import_wassette_policy};
+pub use crate::host::{
+    CallOptions, CallRecord, CallReport, CompletionTarget, Completions, ListingVersion, ToolCall, ToolHost,
+    ToolHostBuilder,
+};
+pub use crate::manifest::{ImportedPolicy, MAX_POLICY_BYTES, Manifest, Offered, ToolManifest, import_wassette_policy};
 pub use crate::policy::{
     AgentQuota, Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver, Caller, Explanation, Permit, Policy,
     PolicyRule, SessionTools, ToolRule,
 };
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
-pub use crate::registry::{
-    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, LoadProgress, NativeSlot, RegistryChange,
-    Snapshot, ToolEntry, UpstreamSlot, WatchError, WatchHandle,
+pub use crate::prompt::{
+    MAX_COMPLETIONS, MessageContent, Prompt, PromptArgument, PromptMessage, ResourceBody, Template,
 };
+pub use crate::registry::{
+    ComponentSlot, Conflict, DEFAULT_ROOT, HttpSlot, Layer, Listing, LoadProgress, NativeSlot, PromptEntry,
+    RegistryChange, ResourceEntry, ServedOffers, Snapshot, ToolEntry, UpstreamSlot, WatchError, WatchHandle,
+};
+pub use crate::resource::{Body, Resource, ResourceContent, ResourceTemplate, UriTemplate};
 pub use crate::runtime::{CacheSetting, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
 pub use crate::sandbox::{
     Capabilities, Capability, CapturedOutput, DeniedRequest, FileGrant, Grants, HostPattern, LogLine, Resolve,

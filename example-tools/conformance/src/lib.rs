@@ -2,8 +2,9 @@
 //! (`@modelcontextprotocol/conformance`) calls, written with the SDK as any tool would be:
 //! content blocks of every kind, an error, progress, log lines to the client, and the
 //! client's powers (sampling, elicitation) as the operator granted them in
-//! `manifest.toml`. Served as a stdlib layer, they answer to the bare names the suite
-//! uses (`test_simple_text`).
+//! `manifest.toml`. The manifest also declares the suite's prompts and resources
+//! (`test_template_data` reads its resource template). Served as a stdlib layer, they
+//! answer to the bare names the suite uses (`test_simple_text`).
 
 use std::time::Duration;
 
@@ -36,6 +37,12 @@ struct Nothing {}
 struct Prompt {
     /// What to ask the client's model.
     prompt: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Item {
+    /// Which item.
+    id: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -101,6 +108,13 @@ toolbox! {
         std::thread::sleep(Duration::from_millis(50));
         toolhost_guest::log::info("Tool execution completed");
         Ok("Tool with logging executed successfully".to_owned())
+    }
+
+    /// The data of one item, as JSON text: what reads of the resource template
+    /// `test://template/{id}/data` return (the manifest names this tool as its reader).
+    fn test_template_data(input: Item) -> Result<String, ToolError> {
+        let data = json!({ "id": input.id, "templateTest": true, "data": format!("Data for ID: {}", input.id) });
+        Ok(data.to_string())
     }
 
     /// Always fails, to show how a tool's error reaches the client.

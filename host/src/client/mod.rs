@@ -62,8 +62,8 @@ impl ElicitAnswer {
     }
 }
 
-/// Who speaks in a sampling conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// Who speaks a message: of a sampling conversation, or of a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The person.

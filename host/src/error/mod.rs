@@ -7,6 +7,7 @@
 
 mod kind;
 mod load;
+mod offer;
 mod tool;
 
 use std::fmt;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 pub use kind::{ErrorKind, exit};
 pub use load::{BuildError, Interfaces, LoadError, LoadErrorKind, SkippedExport};
+pub use offer::OfferError;
 pub use tool::{NativeToolError, SchemaRole, ToolDefError, ToolProblem};
 
 /// Why a tool call did not produce a valid output. `tool` is always the full name of

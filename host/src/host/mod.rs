@@ -14,6 +14,7 @@ mod changes;
 mod first_load;
 mod idle;
 mod metrics;
+mod offered;
 mod quotas;
 mod report;
 mod upstreams;
@@ -28,6 +29,7 @@ use arc_swap::ArcSwap;
 pub use access::ListingVersion;
 pub use audit::CallRecord;
 pub use builder::ToolHostBuilder;
+pub use offered::{CompletionTarget, Completions};
 pub use report::{CallOptions, CallReport, ToolCall};
 
 pub(crate) use idle::sweep_idle;

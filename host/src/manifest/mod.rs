@@ -42,13 +42,18 @@
 //! timeout = "10s"
 //! [tools.get-weather.policy]
 //! open_world = true
+//!
+//! [[prompts]]              # prompts and resources offered beside the tools (offered.rs)
+//! [[resources]]
 //! ```
 
 mod grants;
 mod limits;
+mod offered;
 mod wassette;
 
 pub(crate) use limits::{RawLimits, check_timeout, duration_key, size_key, timeout_key};
+pub use offered::Offered;
 pub use wassette::{ImportedPolicy, MAX_POLICY_BYTES, import_wassette_policy};
 
 use std::collections::BTreeMap;
@@ -79,6 +84,8 @@ pub struct Manifest {
     pub tools: BTreeMap<String, ToolManifest>,
     /// The digest the component's bytes must have (`sha256 = "…"`), when pinned.
     pub sha256: Option<Sha256>,
+    /// Its prompts and resources (`[[prompts]]`, `[[resources]]`).
+    pub offered: Offered,
 }
 
 /// What a manifest decides for one tool (`[tools.NAME]`).
@@ -102,6 +109,7 @@ impl Manifest {
             policy: ToolPolicy::default(),
             tools: BTreeMap::new(),
             sha256: None,
+            offered: Offered::default(),
         }
     }
 
@@ -143,6 +151,10 @@ struct RawManifest {
     policy: RawPolicy,
     #[serde(default)]
     tools: BTreeMap<String, Spanned<RawTool>>,
+    #[serde(default)]
+    prompts: Vec<Spanned<offered::RawPrompt>>,
+    #[serde(default)]
+    resources: Vec<Spanned<offered::RawResource>>,
 }
 
 /// `[tools.NAME]`: settings of one tool of the component.
@@ -207,7 +219,8 @@ fn check(path: &Path, text: &str, defaults: Limits, ceilings: Ceilings) -> Resul
             Sha256::parse(pin.get_ref()).map_err(|problem| Problem::at(pin.span(), format!("`sha256`: {problem}")))
         })
         .transpose()?;
-    Ok(Manifest { limits, grants, policy, tools, sha256 })
+    let offered = offered::offered(base, raw.prompts, raw.resources)?;
+    Ok(Manifest { limits, grants, policy, tools, sha256, offered })
 }
 
 #[cfg(test)]

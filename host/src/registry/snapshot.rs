@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::Layer;
 use super::discovery::{FileStamp, Fingerprint};
 use super::merge::{Offer, merge};
+use super::offered::{OfferedBy, ServedOffers};
 use crate::error::{CallError, LoadError, LoadErrorKind};
 use crate::names::{self, NameForm};
 use crate::sources::{HttpTool, LoadedComponent, NativeTool, ToolSource, UpstreamTool};
@@ -133,6 +134,8 @@ pub struct Snapshot {
     pub upstreams: Vec<UpstreamSlot>,
     /// Names two tools of one layer both have.
     pub conflicts: Vec<Conflict>,
+    /// The prompts and resources the loaded components offer.
+    pub offered: ServedOffers,
     /// Problems found while discovering (bad names, unreadable directories).
     pub discovery_errors: Vec<LoadError>,
     /// Problems of tool sources that are not files (upstream MCP servers).
@@ -160,6 +163,12 @@ impl Snapshot {
         parts.upstreams.sort_by_key(|upstream| (upstream.layer, upstream.tool.full_name()));
         let (tools, conflicts, bare_names) = merged(&parts);
         log_shadowing(&parts.layers, &tools, &conflicts);
+        let loaded = parts.components.iter().filter_map(|slot| {
+            let component = slot.loaded.as_ref()?;
+            let (layer, namespace, path) = (slot.layer, slot.namespace.as_str(), slot.path.as_path());
+            Some(OfferedBy { layer, namespace, path, offered: &component.offered })
+        });
+        let offered = ServedOffers::merge(&parts.layers, loaded.collect());
         let Parts { generation, layers, components, natives, http_tools, upstreams, discovery_errors, source_errors } =
             parts;
         Snapshot {
@@ -172,6 +181,7 @@ impl Snapshot {
             http_tools,
             upstreams,
             conflicts,
+            offered,
             discovery_errors,
             source_errors,
         }

@@ -14,5 +14,7 @@ pub use http::{
     new_token, raise_open_file_limit, serve_http, serve_http_on, shutdown_signal,
 };
 pub(crate) use http::{bounds, check_address, parse_digest};
-pub use mcp::{APPROVAL_WAIT, ApprovalKey, FIRST_LIST_WAIT, MIN_APPROVAL_SECRET, PROGRESS_INTERVAL, THREAD_META};
+pub use mcp::{
+    APPROVAL_WAIT, ApprovalKey, FIRST_LIST_WAIT, MAX_SUBSCRIPTIONS, MIN_APPROVAL_SECRET, PROGRESS_INTERVAL, THREAD_META,
+};
 pub use stdio::{MAX_LINE, serve_stdio};

@@ -1,27 +1,29 @@
 //! One MCP session's handler: the SDK's `ServerHandler` over the shared state, for stdio and Streamable HTTP alike.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientRequest, ErrorData, GetExtensions, GetMeta, Implementation,
-    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams, CompleteResult, ErrorData,
+    GetExtensions, GetMeta, GetPromptRequestParams, GetPromptResponse, Implementation, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::approval;
+use super::changes::{self, Subscriptions};
 use super::client::{CallClient, LogRelay, SessionLogLevel};
+use super::offered;
 use super::progress::ProgressRelay;
 use super::request::{NoQuestions, disconnect_of, http_session};
 use super::shared::Shared;
+use crate::error::OfferError;
 use crate::host::CallOptions;
 use crate::policy::{ApprovalHook, Caller};
-use crate::registry::RegistryChange;
 
 /// How long a `tools/list` during a server's start waits for the first load to end
 /// before it lists what is served: long enough for a cold start of hundreds of
@@ -34,18 +36,26 @@ pub(crate) struct McpServer {
     shared: Arc<Shared>,
     /// The level the client set for its tools' log lines (`logging/setLevel`).
     log_level: SessionLogLevel,
+    /// The resources the client subscribed to.
+    subscriptions: Subscriptions,
     /// Dropped with the handler, which ends this session's change forwarder.
     forwarder: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
 
 impl McpServer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        McpServer { shared, log_level: SessionLogLevel::default(), forwarder: Mutex::new(None) }
+        let (log_level, subscriptions) = Default::default();
+        McpServer { shared, log_level, subscriptions, forwarder: Mutex::new(None) }
     }
 
     /// Another handler of the same session: the same shared state and log level.
     pub(crate) fn same_session(&self) -> Self {
-        McpServer { shared: self.shared.clone(), log_level: self.log_level.clone(), forwarder: Mutex::new(None) }
+        McpServer {
+            shared: self.shared.clone(),
+            log_level: self.log_level.clone(),
+            subscriptions: self.subscriptions.clone(),
+            forwarder: Mutex::new(None),
+        }
     }
 
     /// Whether `request` (a `tools/call`) is known to ask its client nothing while it
@@ -116,6 +126,17 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// Most clients list once, right after initialize, and many never listen for
+    /// `list_changed`: while the server starts, a list, a prompt or a resource waits for
+    /// the first load (every component, native tool and upstream server), within a bound.
+    async fn first_load(&self) {
+        if tokio::time::timeout(FIRST_LIST_WAIT, self.shared.host.loaded()).await.is_err() {
+            tracing::info!(
+                "a list was answered before the first load ended ({FIRST_LIST_WAIT:?}): the rest will follow as list_changed"
+            );
+        }
+    }
+
     /// The client behind a call, as the call's tool may ask it.
     fn call_client(&self, context: &RequestContext<RoleServer>) -> (crate::client::ClientHook, LogRelay) {
         let declared = context.client_capabilities();
@@ -131,8 +152,17 @@ impl McpServer {
 impl ServerHandler for McpServer {
     #[allow(deprecated)] // Logging is deprecated by SEP-2577, and still what clients speak.
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
-            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .enable_prompts_list_changed()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tool_list_changed()
+            .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")).with_title("toolhost"))
             .with_instructions(
@@ -148,14 +178,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
-        // Most clients list once, right after initialize, and many never listen for
-        // `list_changed`: while the server starts, the list waits for the first load
-        // (every component, native tool and upstream server), within a bound.
-        if tokio::time::timeout(FIRST_LIST_WAIT, self.shared.host.loaded()).await.is_err() {
-            tracing::info!(
-                "tools/list answered before the first load ended ({FIRST_LIST_WAIT:?}): the rest will follow as list_changed"
-            );
-        }
+        self.first_load().await;
         Ok(ListToolsResult::with_all_items(self.shared.tools(&caller).as_ref().clone()))
     }
 
@@ -219,8 +242,101 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        offered::list_prompts(&self.shared.host, &caller)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        offered::get_prompt(&self.shared.host, &caller, &request.name, request.arguments).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        offered::complete(&self.shared.host, &caller, &request)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        offered::list_resources(&self.shared.host, &caller)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        offered::list_templates(&self.shared.host, &caller)
+    }
+
+    /// A template's read is a call of its tool, with the call's client, progress-free.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        let (client, log_relay) = self.call_client(&context);
+        let options =
+            CallOptions { call_id: Some(context.id.to_string()), client: Some(client), ..CallOptions::default() };
+        let read = tokio::select! {
+            read = self.shared.host.read_resource(&caller, &request.uri, &options) => read,
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error("cancelled by the client", None)),
+        };
+        drop(options);
+        log_relay.finish().await;
+        offered::read_result(read.map_err(offered::offer_error)?).map(Into::into)
+    }
+
+    /// Only a resource the caller can read is subscribed to.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        self.first_load().await;
+        if !self.shared.host.may_read_resource(&caller, &request.uri) {
+            return Err(offered::offer_error(OfferError::ResourceNotFound { uri: request.uri }));
+        }
+        self.subscriptions.add(request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
     /// Session lifecycle (stdio and HTTP sessions): from now on, every registry change
-    /// that touches tools reaches this client as `notifications/tools/list_changed`.
+    /// reaches this client as the notifications it owes (`changes.rs`).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if let (Some(session), Some(sessions)) = (http_session(&context.extensions), &self.shared.sessions) {
             sessions.initialized(session, context.peer.clone());
@@ -232,67 +348,25 @@ impl ServerHandler for McpServer {
         }
         *slot = Some(stop);
         drop(slot);
-        let peer = context.peer;
         let changes = self.shared.host.subscribe();
-        tokio::spawn(async move {
-            forward_changes(changes, stopped, |_| {
-                let peer = peer.clone();
-                async move { peer.notify_tool_list_changed().await.is_ok() }
-            })
-            .await;
-        });
+        tokio::spawn(changes::to_session(context.peer, changes, stopped, self.subscriptions.clone()));
     }
 
     /// Stateless lifecycle (2026-07-28): list changes go to `subscriptions/listen`.
-    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut offered =
+            SubscriptionFilter::builder().tools_list_changed().prompts_list_changed().resources_list_changed().build();
+        let uris = requested.resource_subscriptions.iter().flatten().take(changes::MAX_SUBSCRIPTIONS);
+        offered.resource_subscriptions = Some(uris.cloned().collect());
+        Some(requested.intersection(&offered))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if context.accepted().tools_list_changed != Some(true) {
-            context.cancelled().await;
-            return Ok(());
-        }
         let changes = self.shared.host.subscribe();
-        let sink = context.sink().clone();
         tokio::select! {
             _ = context.cancelled() => {}
-            _ = forward_changes(changes, std::future::pending::<()>(), |_| {
-                let sink = sink.clone();
-                async move { sink.notify_tool_list_changed().await.is_ok() }
-            }) => {}
+            _ = changes::to_listener(context.sink().clone(), context.accepted().clone(), changes) => {}
         }
         Ok(())
-    }
-}
-
-/// Sends a notification for every change that touches tools (and after missed changes)
-/// until `stop` completes, the registry goes away, or a send fails (client gone).
-async fn forward_changes<Stop, Notify, Sent>(
-    mut changes: tokio::sync::broadcast::Receiver<RegistryChange>,
-    stop: Stop,
-    send: Notify,
-) where
-    Stop: Future,
-    Notify: Fn(&RegistryChange) -> Sent,
-    Sent: Future<Output = bool>,
-{
-    tokio::pin!(stop);
-    loop {
-        let change = tokio::select! {
-            _ = &mut stop => return,
-            change = changes.recv() => change,
-        };
-        let change = match change {
-            Ok(change) if change.tools_changed() => change,
-            Ok(_) => continue,
-            // Changes were missed: the list may have changed.
-            Err(RecvError::Lagged(_)) => RegistryChange::default(),
-            Err(RecvError::Closed) => return,
-        };
-        if !send(&change).await {
-            return;
-        }
-        tracing::debug!(added = ?change.added, removed = ?change.removed, changed = ?change.changed, "sent tools/list_changed");
     }
 }

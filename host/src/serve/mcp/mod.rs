@@ -16,7 +16,11 @@
 //! | `progressToken` on a call | the tool's `host.progress` reports as `notifications/progress` (`progress.rs`) |
 //! | a tool's content blocks | the result's `content`, before the output's text (`shared.rs`) |
 //! | a granted tool's `elicit`, `sample`, `log` | `elicitation/create`, `sampling/createMessage`, `notifications/message` at the level of `logging/setLevel` (`client.rs`) |
-//! | registry change with tools changed | `notifications/tools/list_changed` |
+//! | `prompts/list`, `prompts/get` | the prompts of the namespaces whose tools the caller sees, from their manifests (`offered.rs`) |
+//! | `resources/list`, `resources/templates/list`, `resources/read` | the same namespaces' resources; a template's read is a call of its tool |
+//! | `completion/complete` | a prompt argument's listed values, a template variable's `enum` |
+//! | `resources/subscribe` | `notifications/resources/updated` when a reload changes the resource |
+//! | registry change | `notifications/{tools,prompts,resources}/list_changed` for what changed |
 //!
 //! Each caller's tool list is built once per [`ToolHost::listing_version`](crate::ToolHost::listing_version) (registry
 //! snapshot, policy and session tool sets) and reused until one of them changes, or until
@@ -26,14 +30,17 @@
 //! (guests' stdout is captured by the sandbox, the host logs to stderr).
 
 mod approval;
+mod changes;
 mod client;
 mod handler;
 mod inline;
+mod offered;
 mod progress;
 mod request;
 mod shared;
 
 pub use approval::{APPROVAL_WAIT, ApprovalKey, MIN_APPROVAL_SECRET};
+pub use changes::MAX_SUBSCRIPTIONS;
 pub use handler::FIRST_LIST_WAIT;
 pub(crate) use handler::McpServer;
 pub(crate) use inline::{CallWork, CallsInFlight, Running, cancelled_request, poll_call, start as start_inline};

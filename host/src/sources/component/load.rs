@@ -151,6 +151,7 @@ impl Components {
             limits: manifest.limits,
             grants: Arc::new(manifest.grants),
             policy: manifest.policy,
+            offered: Arc::new(manifest.offered),
             plain,
             resident: Resident::new(code, cached),
             verified: None,
@@ -249,6 +250,16 @@ fn apply_manifest(tools: &mut [ToolDef], manifest: &Manifest) -> Result<(), Load
             problem: format!(
                 "the manifest has settings for it, but the component offers no such tool (it offers {})",
                 offered.join(", ")
+            ),
+        });
+    }
+    let reader = manifest.offered.templates.iter().find(|t| !tools.iter().any(|tool| tool.name() == t.tool));
+    if let Some(template) = reader {
+        return Err(LoadErrorKind::BadTool {
+            tool: template.tool.clone(),
+            problem: format!(
+                "the resource template `{}` is read by it, but the component offers no such tool",
+                template.uri_template.as_str()
             ),
         });
     }

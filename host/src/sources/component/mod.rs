@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::contract;
 use crate::error::SkippedExport;
+use crate::manifest::Offered;
 use crate::runtime::Tier;
 use crate::runtime::{Runtime, Tiering};
 use crate::sandbox::Resolve;
@@ -98,6 +99,8 @@ pub struct LoadedComponent {
     /// The manifest's policy for its tools (`[policy]`; a tool's own is in its
     /// [`ToolDef`]).
     pub policy: ToolPolicy,
+    /// The prompts and resources its manifest offers beside its tools.
+    pub offered: Arc<Offered>,
     /// The exported function behind each tool of a plain component (in the order of
     /// `tools`); empty for a toolbox.
     pub(crate) plain: Vec<PlainFunction>,

@@ -1,0 +1,256 @@
+//! Resources a toolbox offers beside its tools: documents a client reads by URI.
+//!
+//! A resource is declared in a component's manifest (`[[resources]]`): a fixed one
+//! holds a file's bytes or inline text, read when the manifest loads; a template
+//! (`uri_template = "weather://forecast/{city}"`) is read by calling one of the
+//! component's tools with the URI's variables as its input, so the read runs in the
+//! tool's sandbox, under the caller's policy, and is audited like any call.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::text::Escaped;
+
+/// The longest URI (or URI template) a resource has, in bytes.
+pub const MAX_URI_BYTES: usize = 2048;
+
+/// A fixed resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    /// Its URI, unique among what is served.
+    pub uri: String,
+    /// Its name, for people and lists.
+    pub name: String,
+    /// A title for people.
+    pub title: Option<String>,
+    /// What it is.
+    pub description: Option<String>,
+    /// Its media type.
+    pub mime_type: String,
+    /// What it holds.
+    pub body: Body,
+}
+
+/// What a resource holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// UTF-8 text.
+    Text(Arc<str>),
+    /// Bytes (base64 on the wire).
+    Blob(Arc<[u8]>),
+}
+
+impl Body {
+    /// How many bytes it holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Body::Text(text) => text.len(),
+            Body::Blob(bytes) => bytes.len(),
+        }
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a read of a resource returns: one part of its contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceContent {
+    /// The URI it is of.
+    pub uri: String,
+    /// Its media type, when known.
+    pub mime_type: Option<String>,
+    /// What it holds.
+    pub body: Body,
+}
+
+/// Resources read through a tool of the component, by URI template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceTemplate {
+    /// The URI template.
+    pub uri_template: UriTemplate,
+    /// Its name, for people and lists.
+    pub name: String,
+    /// A title for people.
+    pub title: Option<String>,
+    /// What it is.
+    pub description: Option<String>,
+    /// The media type of what a read returns, when declared.
+    pub mime_type: Option<String>,
+    /// The tool (of the same component) that a read calls.
+    pub tool: String,
+}
+
+/// An RFC 6570 level-1 URI template: literal text and `{name}` variables, each
+/// standing for one or more characters other than `/`, `?` and `#`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    text: String,
+    pieces: Vec<Piece>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Variable(String),
+}
+
+impl UriTemplate {
+    /// Parses `text`: a URI with a scheme and one or more distinct `{name}` variables,
+    /// no two of them side by side.
+    pub fn parse(text: &str) -> Result<UriTemplate, String> {
+        check_uri(text)?;
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(start) = rest.find('{') {
+            let end = rest[start..].find('}').ok_or("a `{` is not closed")? + start;
+            let name = &rest[start + 1..end];
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!("`{{{}}}` is not a variable (letters, digits, `_`)", Escaped(name)));
+            }
+            if pieces.iter().any(|piece| matches!(piece, Piece::Variable(other) if other == name)) {
+                return Err(format!("the variable `{name}` appears twice"));
+            }
+            if start == 0 && matches!(pieces.last(), Some(Piece::Variable(_))) {
+                return Err("two variables side by side cannot be told apart".into());
+            }
+            if start > 0 {
+                pieces.push(Piece::Literal(rest[..start].to_owned()));
+            }
+            pieces.push(Piece::Variable(name.to_owned()));
+            rest = &rest[end + 1..];
+        }
+        if rest.contains('}') {
+            return Err("a `}` closes nothing".into());
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Literal(rest.to_owned()));
+        }
+        if !pieces.iter().any(|piece| matches!(piece, Piece::Variable(_))) {
+            return Err("a template has one or more `{variables}`; a fixed URI is a `uri`".into());
+        }
+        Ok(UriTemplate { text: text.to_owned(), pieces })
+    }
+
+    /// The template as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Its variables, in order.
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|piece| match piece {
+            Piece::Variable(name) => Some(name.as_str()),
+            Piece::Literal(_) => None,
+        })
+    }
+
+    /// The variables' values, when `uri` is one of the template's URIs (values
+    /// percent-decoded).
+    pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut values = BTreeMap::new();
+        let mut rest = uri;
+        for (index, piece) in self.pieces.iter().enumerate() {
+            match piece {
+                Piece::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
+                Piece::Variable(name) => {
+                    let end = match self.pieces.get(index + 1) {
+                        Some(Piece::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let value = &rest[..end];
+                    if value.is_empty() || value.contains(['/', '?', '#']) {
+                        return None;
+                    }
+                    values.insert(name.clone(), percent_decoded(value)?);
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(values)
+    }
+}
+
+/// `text` with its `%XX` escapes decoded, when they are well formed and decode to UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(byte);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// Why `uri` cannot be a resource's URI: no scheme, too long, or holding spaces or
+/// control characters.
+pub fn check_uri(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(format!("a URI is at most {MAX_URI_BYTES} bytes"));
+    }
+    if uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("a URI holds no spaces or control characters".into());
+    }
+    let scheme = uri.split_once(':').map(|(scheme, _)| scheme).unwrap_or_default();
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok {
+        return Err(format!("`{}` has no scheme (`docs://…`, `file:///…`)", Escaped(uri)));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_matches_its_uris_and_only_them() {
+        let template = UriTemplate::parse("weather://forecast/{city}/days/{days}").unwrap();
+        assert_eq!(template.variables().collect::<Vec<_>>(), ["city", "days"]);
+        let values = template.matches("weather://forecast/New%20York/days/3").unwrap();
+        assert_eq!(values["city"], "New York");
+        assert_eq!(values["days"], "3");
+        for other in [
+            "weather://forecast/Lyon/days/",
+            "weather://forecast/a/b/days/3",
+            "weather://forecast/Lyon/days/3/more",
+            "weather://forecast/Lyon/days/3?x",
+            "weather://other/Lyon/days/3",
+        ] {
+            assert_eq!(template.matches(other), None, "{other}");
+        }
+        let tail = UriTemplate::parse("test://template/{id}/data").unwrap();
+        assert_eq!(tail.matches("test://template/123/data").unwrap()["id"], "123");
+        assert_eq!(tail.matches("test://template/%zz/data"), None);
+        assert_eq!(tail.matches("test://template/%C3%A9/data").unwrap()["id"], "é");
+    }
+
+    #[test]
+    fn bad_templates_and_uris_are_refused() {
+        for (text, problem) in [
+            ("docs://fixed", "a fixed URI is a `uri`"),
+            ("docs://{a}{b}", "side by side"),
+            ("docs://{a}/{a}", "appears twice"),
+            ("docs://{a", "not closed"),
+            ("docs://a}", "closes nothing"),
+            ("docs://{a-b}", "is not a variable"),
+            ("no scheme/{a}", "no spaces"),
+            ("noscheme/{a}", "has no scheme"),
+        ] {
+            let error = UriTemplate::parse(text).unwrap_err();
+            assert!(error.contains(problem), "{text}: {error}");
+        }
+        assert!(check_uri("test://static-text").is_ok());
+        assert!(check_uri(&format!("a://{}", "x".repeat(MAX_URI_BYTES))).is_err());
+        assert!(check_uri("a://x\u{7}").is_err());
+    }
+}
