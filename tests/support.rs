@@ -85,6 +85,19 @@ impl ToolsDir {
         self.write(namespace, &format!("{file_stem}.toml"), toml.as_bytes())
     }
 
+    /// The conformance example toolbox (the MCP conformance suite's fixtures) under
+    /// `conformance/`, with the files its shipped manifest reads and `manifest`, or else
+    /// the shipped manifest (which grants the client's powers and declares prompts and
+    /// resources). Returns the manifest's path.
+    pub fn install_conformance(&self, manifest: Option<&str>) -> PathBuf {
+        self.install("conformance", "conformance", "conformance");
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-tools/conformance");
+        let image = std::fs::read(example.join("test-image.png")).expect("the conformance image");
+        self.write("conformance", "test-image.png", &image);
+        let shipped = std::fs::read_to_string(example.join("manifest.toml")).expect("the conformance manifest");
+        self.manifest("conformance", "conformance", manifest.unwrap_or(&shipped))
+    }
+
     /// The three example toolboxes under their own namespaces.
     pub fn with_examples() -> Self {
         let tools = ToolsDir::new();

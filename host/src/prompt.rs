@@ -98,21 +98,30 @@ enum Piece {
 }
 
 impl Template {
-    /// Parses `text`; every placeholder must name one of `arguments`.
+    /// Parses `text`: `{{name}}` (spaces inside allowed) is a placeholder and must name
+    /// one of `arguments`; braces around anything that is not a name are literal text.
     pub fn parse(text: &str, arguments: &[PromptArgument]) -> Result<Template, String> {
         let mut pieces = Vec::new();
+        let mut literal = String::new();
         let mut rest = text;
         while let Some(start) = rest.find("{{") {
-            let Some(length) = rest[start + 2..].find("}}") else { break };
-            let name = rest[start + 2..start + 2 + length].trim();
+            literal.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let name = after.find("}}").map(|end| (after[..end].trim(), end));
+            let Some((name, end)) = name.filter(|(name, _)| is_placeholder_name(name)) else {
+                literal.push_str("{{");
+                rest = after;
+                continue;
+            };
             if !arguments.iter().any(|argument| argument.name == name) {
-                return Err(format!("`{{{{{}}}}}` names no argument of the prompt", Escaped(name)));
+                return Err(format!("`{{{{{name}}}}}` names no argument of the prompt"));
             }
-            pieces.push(Piece::Literal(rest[..start].to_owned()));
+            pieces.push(Piece::Literal(std::mem::take(&mut literal)));
             pieces.push(Piece::Argument(name.to_owned()));
-            rest = &rest[start + 2 + length + 2..];
+            rest = &after[end + 2..];
         }
-        pieces.push(Piece::Literal(rest.to_owned()));
+        literal.push_str(rest);
+        pieces.push(Piece::Literal(literal));
         pieces.retain(|piece| !matches!(piece, Piece::Literal(text) if text.is_empty()));
         Ok(Template { pieces })
     }
@@ -173,6 +182,11 @@ impl Prompt {
     }
 }
 
+/// Whether `text` reads as a placeholder's name: letters, digits, `_` and `-`.
+fn is_placeholder_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
 /// The values of `values` that begin with `typed`, case-insensitively, in their order,
 /// at most [`MAX_COMPLETIONS`]; and how many matched in all.
 pub fn complete_among(values: &[String], typed: &str) -> (Vec<String>, usize) {
@@ -208,9 +222,9 @@ mod tests {
 
     #[test]
     fn placeholders_take_arguments_and_everything_else_is_literal() {
-        let prompt = prompt("Weather in {{city}} ({{ units }}); JSON: {\"a\": {1}} {{unclosed");
+        let prompt = prompt("Weather in {{city}} ({{ units }}); {{ or {{ not a name }}; {\"a\": {1}} {{unclosed");
         let rendered = prompt.render(&args(&[("city", "Lyon"), ("units", "metric")])).unwrap();
-        let text = "Weather in Lyon (metric); JSON: {\"a\": {1}} {{unclosed";
+        let text = "Weather in Lyon (metric); {{ or {{ not a name }}; {\"a\": {1}} {{unclosed";
         assert_eq!(rendered, vec![(Role::User, Content::Text(text.into()))]);
     }
 

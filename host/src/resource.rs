@@ -117,6 +117,9 @@ impl UriTemplate {
                 return Err("two variables side by side cannot be told apart".into());
             }
             if start > 0 {
+                if rest[..start].contains('}') {
+                    return Err("a `}` closes nothing".into());
+                }
                 pieces.push(Piece::Literal(rest[..start].to_owned()));
             }
             pieces.push(Piece::Variable(name.to_owned()));
@@ -148,32 +151,39 @@ impl UriTemplate {
     }
 
     /// The variables' values, when `uri` is one of the template's URIs (values
-    /// percent-decoded).
+    /// percent-decoded). A variable takes the shortest value that lets the rest match,
+    /// then longer ones: `x://{name}.json` matches `x://a.json.json`.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut values = BTreeMap::new();
-        let mut rest = uri;
-        for (index, piece) in self.pieces.iter().enumerate() {
-            match piece {
-                Piece::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
-                Piece::Variable(name) => {
-                    let end = match self.pieces.get(index + 1) {
-                        Some(Piece::Literal(next)) => rest.find(next.as_str())?,
-                        _ => rest.len(),
-                    };
-                    let value = &rest[..end];
-                    if value.is_empty() || value.contains(['/', '?', '#']) {
-                        return None;
-                    }
-                    values.insert(name.clone(), percent_decoded(value)?);
-                    rest = &rest[end..];
-                }
-            }
-        }
-        rest.is_empty().then_some(values)
+        match_pieces(&self.pieces, uri, &mut values).then_some(values)
     }
 }
 
-/// `text` with its `%XX` escapes decoded, when they are well formed and decode to UTF-8.
+/// Whether `pieces` match all of `rest`, filling `values` when they do.
+fn match_pieces(pieces: &[Piece], rest: &str, values: &mut BTreeMap<String, String>) -> bool {
+    match pieces {
+        [] => rest.is_empty(),
+        [Piece::Literal(text), tail @ ..] => {
+            rest.strip_prefix(text.as_str()).is_some_and(|rest| match_pieces(tail, rest, values))
+        }
+        [Piece::Variable(name), tail @ ..] => {
+            // A value holds no `/`, `?` or `#`: it ends at the first of them at the latest.
+            let longest = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let ends = rest[..longest].char_indices().map(|(at, c)| at + c.len_utf8());
+            for end in ends {
+                let Some(value) = percent_decoded(&rest[..end]) else { continue };
+                if match_pieces(tail, &rest[end..], values) {
+                    values.insert(name.clone(), value);
+                    return true;
+                }
+            }
+            false
+        }
+    }
+}
+
+/// `text` with its `%XX` escapes decoded, when they are well formed and decode to UTF-8
+/// without control characters.
 fn percent_decoded(text: &str) -> Option<String> {
     let mut bytes = Vec::with_capacity(text.len());
     let mut rest = text.as_bytes();
@@ -187,7 +197,7 @@ fn percent_decoded(text: &str) -> Option<String> {
             rest = tail;
         }
     }
-    String::from_utf8(bytes).ok()
+    String::from_utf8(bytes).ok().filter(|text| !text.chars().any(char::is_control))
 }
 
 /// Why `uri` cannot be a resource's URI: no scheme, too long, or holding spaces or
@@ -231,6 +241,15 @@ mod tests {
         let tail = UriTemplate::parse("test://template/{id}/data").unwrap();
         assert_eq!(tail.matches("test://template/123/data").unwrap()["id"], "123");
         assert_eq!(tail.matches("test://template/%zz/data"), None);
+        assert_eq!(tail.matches("test://template/%+f/data"), None, "two hex digits, no sign");
+        assert_eq!(tail.matches("test://template/%00/data"), None, "no control characters");
+        let suffixed = UriTemplate::parse("x://{name}.json").unwrap();
+        assert_eq!(suffixed.matches("x://a.json.json").unwrap()["name"], "a.json");
+        let dotted = UriTemplate::parse("x://{a}.{b}.json").unwrap();
+        assert_eq!(
+            dotted.matches("x://1.2.3.json").map(|v| (v["a"].clone(), v["b"].clone())),
+            Some(("1".into(), "2.3".into()))
+        );
         assert_eq!(tail.matches("test://template/%C3%A9/data").unwrap()["id"], "é");
     }
 
@@ -242,6 +261,7 @@ mod tests {
             ("docs://{a}/{a}", "appears twice"),
             ("docs://{a", "not closed"),
             ("docs://a}", "closes nothing"),
+            ("docs://a}b/{id}", "closes nothing"),
             ("docs://{a-b}", "is not a variable"),
             ("no scheme/{a}", "no spaces"),
             ("noscheme/{a}", "has no scheme"),

@@ -18,10 +18,7 @@ use toolhost_tests::{ToolsDir, mcp_python, toolhost_bin};
 /// The conformance toolbox under `conformance/`, with its manifest (`grants`), else none.
 fn conformance_tools(manifest: Option<&str>) -> ToolsDir {
     let tools = ToolsDir::new();
-    tools.install("conformance", "conformance", "conformance");
-    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-tools/conformance/manifest.toml");
-    let shipped = std::fs::read_to_string(shipped).expect("the conformance manifest");
-    tools.manifest("conformance", "conformance", manifest.unwrap_or(&shipped));
+    tools.install_conformance(manifest);
     tools
 }
 

@@ -56,10 +56,7 @@ fn the_official_conformance_suite_passes_every_active_scenario() {
     let suite =
         npm_package("mcp-conformance", SUITE).join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let stdlib = ToolsDir::new();
-    stdlib.install("conformance", "conformance", "conformance");
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-tools/conformance");
-    stdlib.write("conformance", "test-image.png", &std::fs::read(example.join("test-image.png")).unwrap());
-    stdlib.manifest("conformance", "conformance", &std::fs::read_to_string(example.join("manifest.toml")).unwrap());
+    stdlib.install_conformance(None);
     let empty = ToolsDir::new();
     let mut serve = Command::new(toolhost_bin());
     serve.args(["serve", "--http", "127.0.0.1:0", "--config", "/dev/null", "--root"]);

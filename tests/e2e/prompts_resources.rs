@@ -8,19 +8,14 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use toolhost::{
-    Body, CallError, CallOptions, Caller, CompletionTarget, LoadErrorKind, OfferError, Policy, PolicyRule, ToolHost,
-};
+use toolhost::{Body, CallOptions, Caller, CompletionTarget, LoadErrorKind, OfferError, Policy, PolicyRule, ToolHost};
 use toolhost_tests::{ToolsDir, mcp_python, toolhost_bin};
 
-/// The conformance toolbox under `conformance/` with its shipped manifest (which
-/// declares the suite's prompts and resources) and the image it reads.
+/// The conformance toolbox under `conformance/` with its shipped manifest, which
+/// declares the suite's prompts and resources.
 fn offering_tools() -> ToolsDir {
     let tools = ToolsDir::new();
-    tools.install("conformance", "conformance", "conformance");
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-tools/conformance");
-    tools.write("conformance", "test-image.png", &std::fs::read(example.join("test-image.png")).unwrap());
-    tools.manifest("conformance", "conformance", &std::fs::read_to_string(example.join("manifest.toml")).unwrap());
+    tools.install_conformance(None);
     tools
 }
 
@@ -131,11 +126,13 @@ async fn an_agent_sees_the_prompts_and_resources_of_the_namespaces_it_may_call_a
     assert_eq!((&call["caller"]["agent"], &call["outcome"]), (&json!("lead"), &json!("ok")), "{call}");
 
     // The reader sees the namespace, but its policy keeps the template's tool from it:
-    // the template is listed, and its read is refused as that call would be.
-    assert_eq!(host.resource_templates(&reader).len(), 1);
+    // the template is neither listed nor read (nor does its tool's name leak), and the
+    // namespace's fixed resources still are.
+    assert!(host.resource_templates(&reader).is_empty());
+    assert!(!host.may_read_resource(&reader, "test://template/42/data"));
     let refused = host.read_resource(&reader, "test://template/42/data", &options).await.unwrap_err();
-    let OfferError::Read { error, .. } = &refused else { panic!("{refused}") };
-    assert!(matches!(error, CallError::NotFound { .. } | CallError::PermissionDenied { .. }), "{error}");
+    assert!(matches!(refused, OfferError::ResourceNotFound { .. }), "{refused}");
+    assert!(!refused.to_string().contains("test_template_data"), "{refused}");
     assert!(host.read_resource(&reader, "test://static-text", &options).await.is_ok());
 }
 
@@ -162,7 +159,7 @@ async fn a_manifest_s_prompts_and_resources_are_checked_when_it_loads() {
     ];
     for (manifest, problem) in cases {
         let tools = offering_tools();
-        let path = tools.manifest("conformance", "conformance", manifest);
+        let path = tools.install_conformance(Some(manifest));
         std::os::unix::fs::symlink(secret.path(), tools.path().join("conformance/link")).unwrap();
         let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
         let errors = host.load_errors();

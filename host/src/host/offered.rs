@@ -15,7 +15,7 @@ use crate::error::OfferError;
 use crate::names;
 use crate::policy::Caller;
 use crate::prompt::{Role, complete_among};
-use crate::registry::{PromptEntry, ResourceEntry, Snapshot};
+use crate::registry::{PromptEntry, ResourceEntry, Snapshot, ToolEntry};
 use crate::resource::{Body, ResourceContent};
 
 /// What a completion is asked for.
@@ -36,12 +36,47 @@ pub struct Completions {
     pub total: usize,
 }
 
+/// What one caller may see of a snapshot's prompts and resources.
+struct Sight<'a> {
+    host: &'a ToolHost,
+    snapshot: &'a Snapshot,
+    caller: &'a Caller,
+    /// The namespaces of the tools the caller may see.
+    namespaces: BTreeSet<String>,
+}
+
+impl<'a> Sight<'a> {
+    fn new(host: &'a ToolHost, snapshot: &'a Snapshot, caller: &'a Caller) -> Sight<'a> {
+        let visible = snapshot.tools.values().filter(|entry| host.access(caller, entry).is_ok());
+        let namespaces = visible.map(|entry| entry.namespace.clone()).collect();
+        Sight { host, snapshot, caller, namespaces }
+    }
+
+    /// A prompt or fixed resource is seen with its namespace; a template also needs its
+    /// tool: served from the template's own layer (not shadowed) and callable by the
+    /// caller.
+    fn sees(&self, entry: &ResourceEntry, is_template: bool) -> bool {
+        self.namespaces.contains(&entry.namespace) && (!is_template || self.reader(entry).is_some())
+    }
+
+    /// The tool that reads a template's resources, when the caller may call it.
+    fn reader(&self, entry: &ResourceEntry) -> Option<&'a ToolEntry> {
+        let tool = self.snapshot.tools.get(&names::full_name(&entry.namespace, &entry.template().tool))?;
+        (tool.layer == entry.layer && self.host.access(self.caller, tool).is_ok()).then_some(tool)
+    }
+
+    fn prompt(&self, name: &str) -> Result<PromptEntry, OfferError> {
+        let found = self.snapshot.offered.find_prompt(name).filter(|entry| self.namespaces.contains(&entry.namespace));
+        found.cloned().ok_or_else(|| OfferError::PromptNotFound { name: name.to_owned() })
+    }
+}
+
 impl ToolHost {
     /// The prompts `caller` may see, by full name.
     pub fn prompts(&self, caller: &Caller) -> Vec<PromptEntry> {
         let snapshot = self.snapshot.load();
-        let visible = self.visible_namespaces(&snapshot, caller);
-        snapshot.offered.prompts.values().filter(|entry| visible.contains(&entry.namespace)).cloned().collect()
+        let sight = Sight::new(self, &snapshot, caller);
+        snapshot.offered.prompts.values().filter(|entry| sight.namespaces.contains(&entry.namespace)).cloned().collect()
     }
 
     /// The prompt `name` (any name form) with `arguments` substituted.
@@ -51,7 +86,8 @@ impl ToolHost {
         name: &str,
         arguments: &BTreeMap<String, String>,
     ) -> Result<(PromptEntry, Vec<(Role, Content)>), OfferError> {
-        let entry = self.visible_prompt(caller, name)?;
+        let snapshot = self.snapshot.load();
+        let entry = Sight::new(self, &snapshot, caller).prompt(name)?;
         let messages = entry
             .prompt()
             .render(arguments)
@@ -62,56 +98,52 @@ impl ToolHost {
     /// The fixed resources `caller` may see, by URI.
     pub fn resources(&self, caller: &Caller) -> Vec<ResourceEntry> {
         let snapshot = self.snapshot.load();
-        let visible = self.visible_namespaces(&snapshot, caller);
-        snapshot.offered.resources.values().filter(|entry| visible.contains(&entry.namespace)).cloned().collect()
+        let sight = Sight::new(self, &snapshot, caller);
+        snapshot.offered.resources.values().filter(|entry| sight.sees(entry, false)).cloned().collect()
     }
 
-    /// The resource templates `caller` may see, in precedence order.
+    /// The resource templates `caller` may read, in precedence order.
     pub fn resource_templates(&self, caller: &Caller) -> Vec<ResourceEntry> {
         let snapshot = self.snapshot.load();
-        let visible = self.visible_namespaces(&snapshot, caller);
-        snapshot.offered.templates.iter().filter(|entry| visible.contains(&entry.namespace)).cloned().collect()
+        let sight = Sight::new(self, &snapshot, caller);
+        snapshot.offered.templates.iter().filter(|entry| sight.sees(entry, true)).cloned().collect()
+    }
+
+    /// Whether `caller` may read `uri`: a resource it sees has it, or a template it may
+    /// read matches it.
+    pub fn may_read_resource(&self, caller: &Caller, uri: &str) -> bool {
+        let snapshot = self.snapshot.load();
+        let sight = Sight::new(self, &snapshot, caller);
+        snapshot.offered.find_resource(uri, |entry, is_template| sight.sees(entry, is_template)).is_some()
     }
 
     /// Reads the resource at `uri`: a fixed one's contents, or what the tool behind the
     /// template it matches returns when called with its variables (its output, then
-    /// its content blocks).
+    /// its content blocks). A URI the caller may not read is not found.
     pub async fn read_resource(
         &self,
         caller: &Caller,
         uri: &str,
         options: &CallOptions,
     ) -> Result<Vec<ResourceContent>, OfferError> {
-        let not_found = || OfferError::ResourceNotFound { uri: uri.to_owned() };
-        let (entry, values) = {
+        let (entry, input) = {
             let snapshot = self.snapshot.load();
-            let (entry, values) = snapshot.offered.find_resource(uri).ok_or_else(not_found)?;
-            if !self.visible_namespaces(&snapshot, caller).contains(&entry.namespace) {
-                return Err(not_found());
-            }
-            (entry.clone(), values)
+            let sight = Sight::new(self, &snapshot, caller);
+            let found = snapshot.offered.find_resource(uri, |entry, is_template| sight.sees(entry, is_template));
+            let (entry, values) = found.ok_or_else(|| OfferError::ResourceNotFound { uri: uri.to_owned() })?;
+            let input = values.map(|values| template_input(sight.reader(entry), values));
+            (entry.clone(), input)
         };
-        let Some(values) = values else {
+        let Some(input) = input else {
             let resource = entry.resource();
             let (uri, mime_type) = (resource.uri.clone(), Some(resource.mime_type.clone()));
             return Ok(vec![ResourceContent { uri, mime_type, body: resource.body.clone() }]);
         };
         let template = entry.template();
         let tool = names::full_name(&entry.namespace, &template.tool);
-        let input = self.template_input(&tool, values);
         let report = self.call_with(caller, &tool, input, options).await;
         let output = report.outcome.map_err(|error| OfferError::Read { uri: uri.to_owned(), error })?;
         Ok(read_contents(uri, template.mime_type.as_deref(), output, report.content))
-    }
-
-    /// Whether `caller` may read `uri`: a resource it sees has it, or a template it sees
-    /// matches it.
-    pub fn may_read_resource(&self, caller: &Caller, uri: &str) -> bool {
-        let snapshot = self.snapshot.load();
-        snapshot
-            .offered
-            .find_resource(uri)
-            .is_some_and(|(entry, _)| self.visible_namespaces(&snapshot, caller).contains(&entry.namespace))
     }
 
     /// Completions of `argument` of `target` that begin with `typed`: a prompt
@@ -124,72 +156,51 @@ impl ToolHost {
         argument: &str,
         typed: &str,
     ) -> Result<Completions, OfferError> {
+        let snapshot = self.snapshot.load();
+        let sight = Sight::new(self, &snapshot, caller);
         let (values, total) = match target {
-            CompletionTarget::Prompt(name) => self.visible_prompt(caller, name)?.prompt().complete(argument, typed),
+            CompletionTarget::Prompt(name) => sight.prompt(name)?.prompt().complete(argument, typed),
             CompletionTarget::ResourceTemplate(written) => {
-                let values = self
-                    .template_values(caller, written, argument)
+                let entry = snapshot
+                    .offered
+                    .templates
+                    .iter()
+                    .find(|entry| entry.template().uri_template.as_str() == written && sight.sees(entry, true))
                     .ok_or_else(|| OfferError::ResourceNotFound { uri: written.clone() })?;
-                complete_among(&values, typed)
+                let is_variable = entry.template().uri_template.variables().any(|name| name == argument);
+                let listed = sight.reader(entry).filter(|_| is_variable).map(|tool| {
+                    let schema = tool.def().input_schema().json();
+                    let values =
+                        schema.pointer(&format!("/properties/{argument}/enum")).and_then(Value::as_array).cloned();
+                    values
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                });
+                complete_among(&listed.into_iter().flatten().collect::<Vec<_>>(), typed)
             }
         };
         Ok(Completions { values, total })
     }
+}
 
-    fn visible_prompt(&self, caller: &Caller, name: &str) -> Result<PromptEntry, OfferError> {
-        let snapshot = self.snapshot.load();
-        let visible = self.visible_namespaces(&snapshot, caller);
-        snapshot
-            .offered
-            .find_prompt(name)
-            .filter(|entry| visible.contains(&entry.namespace))
-            .cloned()
-            .ok_or_else(|| OfferError::PromptNotFound { name: name.to_owned() })
-    }
-
-    /// The namespaces of the tools `caller` may see.
-    fn visible_namespaces(&self, snapshot: &Snapshot, caller: &Caller) -> BTreeSet<String> {
-        let visible = snapshot.tools.values().filter(|entry| self.access(caller, entry).is_ok());
-        visible.map(|entry| entry.namespace.clone()).collect()
-    }
-
-    /// The `enum` of the input property `variable` of the tool behind the template
-    /// written `written`, when `caller` sees the template (else `None`).
-    fn template_values(&self, caller: &Caller, written: &str, variable: &str) -> Option<Vec<String>> {
-        let snapshot = self.snapshot.load();
-        let visible = self.visible_namespaces(&snapshot, caller);
-        let entry =
-            snapshot.offered.templates.iter().find(|entry| {
-                entry.template().uri_template.as_str() == written && visible.contains(&entry.namespace)
-            })?;
-        let tool = snapshot.tools.get(&names::full_name(&entry.namespace, &entry.template().tool));
-        let listed = tool.and_then(|tool| {
-            tool.def().input_schema().json().pointer(&format!("/properties/{variable}/enum")).cloned()
-        });
-        let strings =
-            |values: Vec<Value>| values.into_iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
-        Some(listed.and_then(|listed| listed.as_array().cloned()).map(strings).into_iter().flatten().collect())
-    }
-
-    /// A template's variables as the input of `tool`: a variable its schema types as a
-    /// number, an integer or a boolean is passed as one when it parses as one.
-    fn template_input(&self, tool: &str, values: BTreeMap<String, String>) -> Value {
-        let snapshot = self.snapshot.load();
-        let schema = snapshot.tools.get(tool).map(|entry| entry.def().input_schema().json()).unwrap_or_default();
-        let input: Map<String, Value> = values
-            .into_iter()
-            .map(|(name, text)| {
-                let typed = match schema.pointer(&format!("/properties/{name}/type")).and_then(Value::as_str) {
-                    Some("integer" | "number" | "boolean") => {
-                        serde_json::from_str(&text).ok().filter(|v: &Value| !v.is_string())
-                    }
-                    _ => None,
-                };
-                (name, typed.unwrap_or(Value::String(text)))
-            })
-            .collect();
-        Value::Object(input)
-    }
+/// A template's variables as the input of its tool: a variable the tool's schema types
+/// as a number, an integer or a boolean is passed as one when it parses as one.
+fn template_input(reader: Option<&ToolEntry>, values: BTreeMap<String, String>) -> Value {
+    let schema = reader.map(|tool| tool.def().input_schema().json()).unwrap_or_default();
+    let input: Map<String, Value> = values
+        .into_iter()
+        .map(|(name, text)| {
+            let typed = match schema.pointer(&format!("/properties/{name}/type")).and_then(Value::as_str) {
+                Some("integer" | "number" | "boolean") => {
+                    serde_json::from_str(&text).ok().filter(|v: &Value| !v.is_string())
+                }
+                _ => None,
+            };
+            (name, typed.unwrap_or(Value::String(text)))
+        })
+        .collect();
+    Value::Object(input)
 }
 
 /// A template read's contents: the tool's output (a string as its text, other JSON as

@@ -38,6 +38,9 @@ use crate::units::Problem;
 /// The largest file a prompt or resource reads.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
 
+/// The most bytes one manifest's prompts and resources read from files, together.
+pub const MAX_TOTAL_FILE_BYTES: u64 = 16 << 20;
+
 /// The most prompts, and the most resources, one manifest declares.
 pub const MAX_DECLARED: usize = 256;
 
@@ -105,6 +108,12 @@ pub(super) struct RawResource {
     tool: Option<String>,
 }
 
+/// The files of one manifest's declarations: inside `base`, within a byte budget.
+struct Files<'a> {
+    base: &'a Path,
+    left: u64,
+}
+
 /// Checks the declarations; `base` is the manifest's directory, which holds every file
 /// they read.
 pub(super) fn offered(
@@ -113,6 +122,7 @@ pub(super) fn offered(
     resources: Vec<Spanned<RawResource>>,
 ) -> Result<Offered, Problem> {
     let mut offered = Offered::default();
+    let files = &mut Files { base, left: MAX_TOTAL_FILE_BYTES };
     for raw in prompts.into_iter().take(MAX_DECLARED + 1) {
         let span = raw.span();
         let at = |problem: String| Problem::at(span.clone(), problem);
@@ -121,7 +131,7 @@ pub(super) fn offered(
         }
         let raw = raw.into_inner();
         let name = raw.name.clone();
-        let prompt = prompt(base, raw).map_err(|problem| at(format!("[[prompts]] `{name}`: {problem}")))?;
+        let prompt = prompt(files, raw).map_err(|problem| at(format!("[[prompts]] `{name}`: {problem}")))?;
         if offered.prompts.iter().any(|other| other.name == prompt.name) {
             return Err(at(format!("two prompts are named `{name}`")));
         }
@@ -134,13 +144,13 @@ pub(super) fn offered(
         }
         let raw = raw.into_inner();
         let name = raw.name.clone();
-        resource(base, raw, &mut offered)
+        resource(files, raw, &mut offered)
             .map_err(|problem| Problem::at(span, format!("[[resources]] `{name}`: {problem}")))?;
     }
     Ok(offered)
 }
 
-fn prompt(base: &Path, raw: RawPrompt) -> Result<Prompt, String> {
+fn prompt(files: &mut Files<'_>, raw: RawPrompt) -> Result<Prompt, String> {
     names::validate_tool(&raw.name)?;
     if raw.description.trim().is_empty() {
         return Err("the description is empty".into());
@@ -156,33 +166,30 @@ fn prompt(base: &Path, raw: RawPrompt) -> Result<Prompt, String> {
     if raw.messages.is_empty() {
         return Err("a prompt has one or more messages".into());
     }
-    let messages = raw.messages.into_iter().map(|message| self::message(base, message, &arguments));
+    let messages = raw.messages.into_iter().map(|message| self::message(files, message, &arguments));
     let messages = messages.collect::<Result<Vec<_>, String>>()?;
     Ok(Prompt { name: raw.name, title: raw.title, description: raw.description, arguments, messages })
 }
 
-fn message(base: &Path, raw: RawMessage, arguments: &[PromptArgument]) -> Result<PromptMessage, String> {
+fn message(files: &mut Files<'_>, raw: RawMessage, arguments: &[PromptArgument]) -> Result<PromptMessage, String> {
     let RawMessage { role, text, image, audio, resource, file, mime_type } = raw;
     let content = match (text, image, audio, resource) {
         (Some(text), None, None, None) if file.is_none() && mime_type.is_none() => {
             MessageContent::Text(Template::parse(&text, arguments)?)
         }
-        (None, Some(path), None, None) | (None, None, Some(path), None) if file.is_none() => {
-            let mime_type = mime_type.ok_or("an image or audio message names its `mime_type`")?;
-            let data = read_file(base, &path)?;
-            let block = if mime_type.starts_with("audio/") {
-                Content::audio(data, mime_type)
-            } else {
-                Content::image(data, mime_type)
-            };
-            block.check()?;
-            MessageContent::Media(block)
+        (None, Some(path), None, None) if file.is_none() => {
+            let mime_type = mime_type.ok_or("an image message names its `mime_type`")?;
+            media(Content::image(files.read(&path)?, mime_type))?
+        }
+        (None, None, Some(path), None) if file.is_none() => {
+            let mime_type = mime_type.ok_or("an audio message names its `mime_type`")?;
+            media(Content::audio(files.read(&path)?, mime_type))?
         }
         (text, None, None, Some(uri)) => {
             let mime_type = mime_type.map(checked_media_type).transpose()?;
             let body = match (text, file) {
                 (Some(text), None) => ResourceBody::Text(Template::parse(&text, arguments)?),
-                (None, Some(path)) => ResourceBody::Blob(read_file(base, &path)?.into()),
+                (None, Some(path)) => ResourceBody::Blob(files.read(&path)?.into()),
                 _ => return Err("an embedded resource holds `text` or a `file`".into()),
             };
             MessageContent::Resource { uri: Template::parse(&uri, arguments)?, mime_type, body }
@@ -192,7 +199,7 @@ fn message(base: &Path, raw: RawMessage, arguments: &[PromptArgument]) -> Result
     Ok(PromptMessage { role, content })
 }
 
-fn resource(base: &Path, raw: RawResource, offered: &mut Offered) -> Result<(), String> {
+fn resource(files: &mut Files<'_>, raw: RawResource, offered: &mut Offered) -> Result<(), String> {
     let RawResource { uri, uri_template, name, title, description, mime_type, text, file, tool } = raw;
     if name.trim().is_empty() {
         return Err("the name is empty".into());
@@ -208,7 +215,7 @@ fn resource(base: &Path, raw: RawResource, offered: &mut Offered) -> Result<(), 
             let body = match (text, file) {
                 (Some(text), None) => Body::Text(text.into()),
                 (None, Some(path)) => {
-                    let bytes = read_file(base, &path)?;
+                    let bytes = files.read(&path)?;
                     if is_text(&mime_type) {
                         let text = String::from_utf8(bytes).map_err(|_| format!("`{path}` is not UTF-8 text"))?;
                         Body::Text(text.into())
@@ -231,6 +238,12 @@ fn resource(base: &Path, raw: RawResource, offered: &mut Offered) -> Result<(), 
     Ok(())
 }
 
+/// An image or audio block whose media type is of its kind.
+fn media(block: Content) -> Result<MessageContent, String> {
+    block.check()?;
+    Ok(MessageContent::Media(block))
+}
+
 fn checked_media_type(mime_type: String) -> Result<String, String> {
     if is_media_type(&mime_type) { Ok(mime_type) } else { Err(format!("`{mime_type}` is not a media type")) }
 }
@@ -244,24 +257,39 @@ fn is_text(mime_type: &str) -> bool {
         || essence.ends_with("+xml")
 }
 
-/// The bytes of `path`, a relative path that stays inside `base` (symbolic links
-/// included), at most [`MAX_FILE_BYTES`].
-fn read_file(base: &Path, path: &str) -> Result<Vec<u8>, String> {
-    let relative = Path::new(path);
-    if relative.is_absolute() || relative.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-        return Err(format!("`{path}` is not a path inside the manifest's directory"));
+impl Files<'_> {
+    /// The bytes of `path`: a regular file at a relative path that stays inside the
+    /// manifest's directory (symbolic links included), at most [`MAX_FILE_BYTES`] and
+    /// within what is left of the manifest's budget.
+    fn read(&mut self, path: &str) -> Result<Vec<u8>, String> {
+        use std::io::Read as _;
+        let relative = Path::new(path);
+        if relative.is_absolute() || relative.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+            return Err(format!("`{path}` is not a path inside the manifest's directory"));
+        }
+        let unreadable = |e: std::io::Error| format!("`{path}`: {e}");
+        let base = self.base.canonicalize().map_err(unreadable)?;
+        let file = base.join(relative).canonicalize().map_err(unreadable)?;
+        if !file.starts_with(&base) {
+            return Err(format!("`{path}` leads outside the manifest's directory"));
+        }
+        if !std::fs::metadata(&file).map_err(unreadable)?.is_file() {
+            return Err(format!("`{path}` is not a regular file"));
+        }
+        let limit = MAX_FILE_BYTES.min(self.left);
+        let mut bytes = Vec::new();
+        let opened = std::fs::File::open(&file).map_err(unreadable)?;
+        opened.take(limit + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+        if bytes.len() as u64 > limit {
+            return Err(if limit < MAX_FILE_BYTES {
+                format!("`{path}` is over what is left of the manifest's {MAX_TOTAL_FILE_BYTES} bytes of files")
+            } else {
+                format!("`{path}` is over {MAX_FILE_BYTES} bytes")
+            });
+        }
+        self.left -= bytes.len() as u64;
+        Ok(bytes)
     }
-    let unreadable = |e: std::io::Error| format!("`{path}`: {e}");
-    let base = base.canonicalize().map_err(unreadable)?;
-    let file = base.join(relative).canonicalize().map_err(unreadable)?;
-    if !file.starts_with(&base) {
-        return Err(format!("`{path}` leads outside the manifest's directory"));
-    }
-    let size = std::fs::metadata(&file).map_err(unreadable)?.len();
-    if size > MAX_FILE_BYTES {
-        return Err(format!("`{path}` is over {} bytes", MAX_FILE_BYTES));
-    }
-    std::fs::read(&file).map_err(unreadable)
 }
 
 #[cfg(test)]
@@ -349,6 +377,11 @@ mod tests {
                 "[[prompts]]\nname = \"p\"\ndescription = \"d\"\nmessages = [{ text = \"a\", image = \"logo.bin\" }]",
                 "one of `text`",
             ),
+            (
+                "[[prompts]]\nname = \"p\"\ndescription = \"d\"\nmessages = [{ audio = \"logo.bin\", mime_type = \"image/png\" }]",
+                "`audio/…`",
+            ),
+            ("[[resources]]\nuri = \"docs://x\"\nname = \"x\"\nfile = \".\"", "not a regular file"),
             ("[[prompts]]\nname = \"Bad Name\"\ndescription = \"d\"\nmessages = [{ text = \"a\" }]", "lowercase"),
         ] {
             let error = parse(dir.path(), text).unwrap_err();

@@ -132,14 +132,20 @@ impl ServedOffers {
         self.prompts.get(name).or_else(|| full.and_then(|full| self.prompts.get(&full)))
     }
 
-    /// What serves `uri`: a fixed resource, or the first template it matches with the
-    /// values of its variables.
-    pub fn find_resource(&self, uri: &str) -> Option<(&ResourceEntry, Option<BTreeMap<String, String>>)> {
-        if let Some(entry) = self.resources.get(uri) {
+    /// What serves `uri` among the entries `visible` keeps (told whether an entry is a
+    /// template): a fixed resource, or the first template it matches with the values of
+    /// its variables.
+    pub fn find_resource(
+        &self,
+        uri: &str,
+        visible: impl Fn(&ResourceEntry, bool) -> bool,
+    ) -> Option<(&ResourceEntry, Option<BTreeMap<String, String>>)> {
+        if let Some(entry) = self.resources.get(uri).filter(|entry| visible(entry, false)) {
             return Some((entry, None));
         }
         self.templates
             .iter()
+            .filter(|entry| visible(entry, true))
             .find_map(|entry| entry.template().uri_template.matches(uri).map(|values| (entry, Some(values))))
     }
 
@@ -167,18 +173,28 @@ impl ServedOffers {
                 .any(|(name, entry)| new.prompts.get(name).is_none_or(|now| now.prompt() != entry.prompt()))
     }
 
-    /// Whether `new` lists other resources or templates than this.
+    /// Whether `new` lists other resources or templates than this (any of what a list
+    /// shows, or the namespace that decides who sees them).
     pub fn resources_differ(&self, new: &ServedOffers) -> bool {
-        let uris = |served: &ServedOffers| served.resources.keys().cloned().collect::<Vec<_>>();
-        let templates =
-            |served: &ServedOffers| served.templates.iter().map(|e| e.template().clone()).collect::<Vec<_>>();
         let listed = |served: &ServedOffers| {
-            served
-                .resources
-                .values()
-                .map(|e| (e.resource().name.clone(), e.resource().description.clone()))
-                .collect::<Vec<_>>()
+            let fixed = served.resources.values().map(|e| {
+                let r = e.resource();
+                (
+                    e.namespace.clone(),
+                    r.uri.clone(),
+                    r.name.clone(),
+                    r.title.clone(),
+                    r.description.clone(),
+                    Some(r.mime_type.clone()),
+                )
+            });
+            let templates = served.templates.iter().map(|e| {
+                let t = e.template();
+                let uri = t.uri_template.as_str().to_owned();
+                (e.namespace.clone(), uri, t.name.clone(), t.title.clone(), t.description.clone(), t.mime_type.clone())
+            });
+            fixed.chain(templates).collect::<Vec<_>>()
         };
-        uris(self) != uris(new) || templates(self) != templates(new) || listed(self) != listed(new)
+        listed(self) != listed(new)
     }
 }

@@ -5,7 +5,7 @@
 //! its filter accepted. Either way, changes that were missed (a slow client lagging
 //! behind the registry) owe every list.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -14,25 +14,28 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::ToolHost;
+use crate::policy::Caller;
 use crate::registry::RegistryChange;
 
 /// The most resources one session subscribes to.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
-/// The resources one session subscribed to (`resources/subscribe`).
+/// The resources one session subscribed to (`resources/subscribe`), each with the
+/// caller that subscribed: an update is sent only while that caller may still read it.
 #[derive(Clone, Default)]
-pub(crate) struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
+pub(crate) struct Subscriptions(Arc<Mutex<BTreeMap<String, Caller>>>);
 
 impl Subscriptions {
-    pub(crate) fn add(&self, uri: String) -> Result<(), ErrorData> {
+    pub(crate) fn add(&self, uri: String, caller: Caller) -> Result<(), ErrorData> {
         let mut uris = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if uris.len() >= MAX_SUBSCRIPTIONS && !uris.contains(&uri) {
+        if uris.len() >= MAX_SUBSCRIPTIONS && !uris.contains_key(&uri) {
             return Err(ErrorData::invalid_params(
                 format!("a session subscribes to at most {MAX_SUBSCRIPTIONS} resources"),
                 None,
             ));
         }
-        uris.insert(uri);
+        uris.insert(uri, caller);
         Ok(())
     }
 
@@ -40,8 +43,10 @@ impl Subscriptions {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
     }
 
-    pub(crate) fn snapshot(&self) -> BTreeSet<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    /// The URIs whose subscriber may still read them.
+    fn readable(&self, host: &ToolHost) -> BTreeSet<String> {
+        let uris = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        uris.into_iter().filter(|(uri, caller)| host.may_read_resource(caller, uri)).map(|(uri, _)| uri).collect()
     }
 }
 
@@ -79,14 +84,14 @@ pub(crate) fn notices(change: Option<&RegistryChange>, subscribed: &BTreeSet<Str
 /// Forwards changes to a session until `stop` completes or the client is gone.
 pub(crate) async fn to_session(
     peer: Peer<RoleServer>,
-    changes: Receiver<RegistryChange>,
+    host: ToolHost,
     stop: impl Future,
     subscriptions: Subscriptions,
 ) {
     forward(
-        changes,
+        host.subscribe(),
         stop,
-        || subscriptions.snapshot(),
+        || subscriptions.readable(&host),
         |notice| {
             let peer = peer.clone();
             async move {
@@ -105,39 +110,30 @@ pub(crate) async fn to_session(
     .await;
 }
 
-/// Forwards to a stateless client what its `subscriptions/listen` filter accepted.
-pub(crate) async fn to_listener(
-    sink: SubscriptionSink,
-    accepted: SubscriptionFilter,
-    changes: Receiver<RegistryChange>,
-) {
+/// Forwards to a stateless client what its `subscriptions/listen` filter accepted, of
+/// the resources `caller` may read at the time of a change.
+pub(crate) async fn to_listener(sink: SubscriptionSink, accepted: SubscriptionFilter, host: ToolHost, caller: Caller) {
     let subscribed: BTreeSet<String> = accepted.resource_subscriptions.iter().flatten().cloned().collect();
+    let readable = || subscribed.iter().filter(|uri| host.may_read_resource(&caller, uri)).cloned().collect();
     let wanted = |on: Option<bool>| on == Some(true);
     let accepted = &accepted;
-    forward(
-        changes,
-        std::future::pending::<()>(),
-        || subscribed.clone(),
-        |notice| {
-            let sink = sink.clone();
-            async move {
-                match notice {
-                    Notice::ToolsChanged if wanted(accepted.tools_list_changed) => {
-                        sink.notify_tool_list_changed().await
-                    }
-                    Notice::PromptsChanged if wanted(accepted.prompts_list_changed) => {
-                        sink.notify_prompt_list_changed().await
-                    }
-                    Notice::ResourcesChanged if wanted(accepted.resources_list_changed) => {
-                        sink.notify_resource_list_changed().await
-                    }
-                    Notice::ResourceUpdated(uri) => sink.notify_resource_updated(uri).await,
-                    _ => Ok(()),
+    forward(host.subscribe(), std::future::pending::<()>(), readable, |notice| {
+        let sink = sink.clone();
+        async move {
+            match notice {
+                Notice::ToolsChanged if wanted(accepted.tools_list_changed) => sink.notify_tool_list_changed().await,
+                Notice::PromptsChanged if wanted(accepted.prompts_list_changed) => {
+                    sink.notify_prompt_list_changed().await
                 }
-                .is_ok()
+                Notice::ResourcesChanged if wanted(accepted.resources_list_changed) => {
+                    sink.notify_resource_list_changed().await
+                }
+                Notice::ResourceUpdated(uri) => sink.notify_resource_updated(uri).await,
+                _ => Ok(()),
             }
-        },
-    )
+            .is_ok()
+        }
+    })
     .await;
 }
 

@@ -24,6 +24,7 @@ use super::shared::Shared;
 use crate::error::OfferError;
 use crate::host::CallOptions;
 use crate::policy::{ApprovalHook, Caller};
+use crate::resource::MAX_URI_BYTES;
 
 /// How long a `tools/list` during a server's start waits for the first load to end
 /// before it lists what is served: long enough for a cold start of hundreds of
@@ -299,6 +300,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        offered::check_client_uri(&request.uri)?;
         self.first_load().await;
         let (client, log_relay) = self.call_client(&context);
         let options =
@@ -319,11 +321,12 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.shared.caller_of(&context.extensions, &context.meta)?;
+        offered::check_client_uri(&request.uri)?;
         self.first_load().await;
         if !self.shared.host.may_read_resource(&caller, &request.uri) {
             return Err(offered::offer_error(OfferError::ResourceNotFound { uri: request.uri }));
         }
-        self.subscriptions.add(request.uri)
+        self.subscriptions.add(request.uri, caller)
     }
 
     async fn unsubscribe(
@@ -348,24 +351,27 @@ impl ServerHandler for McpServer {
         }
         *slot = Some(stop);
         drop(slot);
-        let changes = self.shared.host.subscribe();
-        tokio::spawn(changes::to_session(context.peer, changes, stopped, self.subscriptions.clone()));
+        let host = self.shared.host.clone();
+        tokio::spawn(changes::to_session(context.peer, host, stopped, self.subscriptions.clone()));
     }
 
     /// Stateless lifecycle (2026-07-28): list changes go to `subscriptions/listen`.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         let mut offered =
             SubscriptionFilter::builder().tools_list_changed().prompts_list_changed().resources_list_changed().build();
-        let uris = requested.resource_subscriptions.iter().flatten().take(changes::MAX_SUBSCRIPTIONS);
+        let uris = requested.resource_subscriptions.iter().flatten().filter(|uri| uri.len() <= MAX_URI_BYTES);
+        let uris = uris.take(changes::MAX_SUBSCRIPTIONS);
         offered.resource_subscriptions = Some(uris.cloned().collect());
         Some(requested.intersection(&offered))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let changes = self.shared.host.subscribe();
+        let request = context.request_context();
+        let caller = self.shared.caller_of(&request.extensions, &request.meta)?;
+        let (sink, accepted, host) = (context.sink().clone(), context.accepted().clone(), self.shared.host.clone());
         tokio::select! {
             _ = context.cancelled() => {}
-            _ = changes::to_listener(context.sink().clone(), context.accepted().clone(), changes) => {}
+            _ = changes::to_listener(sink, accepted, host, caller) => {}
         }
         Ok(())
     }

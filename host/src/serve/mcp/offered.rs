@@ -21,7 +21,7 @@ use crate::host::{CompletionTarget, Completions};
 use crate::names;
 use crate::policy::Caller;
 use crate::registry::PromptEntry;
-use crate::resource::{Body, ResourceContent};
+use crate::resource::{Body, MAX_URI_BYTES, ResourceContent};
 
 /// MCP's code for a resource that does not exist.
 const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
@@ -46,6 +46,15 @@ pub(crate) fn offer_error(error: OfferError) -> ErrorData {
         }
         OfferError::Read { .. } => ErrorData::internal_error(message, None),
     }
+}
+
+/// A URI a client sent is at most [`MAX_URI_BYTES`] long (a template variable matches
+/// any length; the bound keeps what a session holds small).
+pub(crate) fn check_client_uri(uri: &str) -> Result<(), ErrorData> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(ErrorData::invalid_params(format!("a resource URI is at most {MAX_URI_BYTES} bytes"), None));
+    }
+    Ok(())
 }
 
 fn prompt_json(entry: &PromptEntry) -> Value {

@@ -66,7 +66,14 @@ impl Components {
         previous: Option<&LoadedComponent>,
     ) -> Result<(LoadedComponent, Option<Upgrade>), LoadError> {
         let manifest = match manifest_path {
-            Some(manifest_path) => Manifest::load(manifest_path, self.defaults, self.runtime.ceilings())?,
+            // A manifest reads the files its prompts and resources hold (bounded): off
+            // the async workers.
+            Some(manifest_path) => {
+                let (file, defaults, ceilings) = (manifest_path.to_owned(), self.defaults, self.runtime.ceilings());
+                tokio::task::spawn_blocking(move || Manifest::load(&file, defaults, ceilings)).await.map_err(
+                    |e| LoadError::new(manifest_path, LoadErrorKind::Io(format!("reading the manifest stopped: {e}"))),
+                )??
+            }
             None => Manifest::default_for(self.defaults),
         };
         let bytes = tokio::fs::read(path).await.map_err(|e| LoadError::new(path, LoadErrorKind::Io(e.to_string())))?;
