@@ -173,3 +173,28 @@ async fn a_manifest_s_prompts_and_resources_are_checked_when_it_loads() {
         assert!(matches!(errors[0].kind, LoadErrorKind::Manifest { .. } | LoadErrorKind::BadTool { .. }), "{shown}");
     }
 }
+
+#[tokio::test]
+async fn a_file_a_resource_serves_is_read_again_when_it_changes() {
+    let tools = ToolsDir::new();
+    tools.install_conformance(Some(
+        "[[resources]]\nuri = \"docs://readme\"\nname = \"readme\"\nmime_type = \"text/markdown\"\nfile = \"README.md\"\n",
+    ));
+    let readme = tools.write("conformance", "README.md", b"# Old");
+    let host = ToolHost::builder().root(tools.path()).build().await.unwrap();
+    let read = |host: ToolHost| async move {
+        let contents = host.read_resource(&Caller::local(), "docs://readme", &CallOptions::default()).await.unwrap();
+        match &contents[0].body {
+            Body::Text(text) => text.to_string(),
+            Body::Blob(_) => panic!("a Markdown file is text"),
+        }
+    };
+    assert_eq!(read(host.clone()).await, "# Old");
+    assert!(host.reload().await.is_empty(), "nothing changed, nothing reloaded");
+
+    std::fs::write(&readme, "# New, and longer").unwrap();
+    let change = host.reload().await;
+    assert_eq!(change.resources_updated, ["docs://readme"], "{change:?}");
+    assert!(!change.resources_changed, "the listing is the same: {change:?}");
+    assert_eq!(read(host.clone()).await, "# New, and longer");
+}

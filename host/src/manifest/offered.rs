@@ -53,6 +53,9 @@ pub struct Offered {
     pub resources: Vec<Resource>,
     /// Its resource templates.
     pub templates: Vec<ResourceTemplate>,
+    /// The files its declarations read, each once, canonical: a change to one reloads
+    /// the component.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -112,6 +115,7 @@ pub(super) struct RawResource {
 struct Files<'a> {
     base: &'a Path,
     left: u64,
+    read: Vec<std::path::PathBuf>,
 }
 
 /// Checks the declarations; `base` is the manifest's directory, which holds every file
@@ -122,7 +126,7 @@ pub(super) fn offered(
     resources: Vec<Spanned<RawResource>>,
 ) -> Result<Offered, Problem> {
     let mut offered = Offered::default();
-    let files = &mut Files { base, left: MAX_TOTAL_FILE_BYTES };
+    let files = &mut Files { base, left: MAX_TOTAL_FILE_BYTES, read: Vec::new() };
     for raw in prompts.into_iter().take(MAX_DECLARED + 1) {
         let span = raw.span();
         let at = |problem: String| Problem::at(span.clone(), problem);
@@ -147,6 +151,7 @@ pub(super) fn offered(
         resource(files, raw, &mut offered)
             .map_err(|problem| Problem::at(span, format!("[[resources]] `{name}`: {problem}")))?;
     }
+    offered.files = std::mem::take(&mut files.read);
     Ok(offered)
 }
 
@@ -288,6 +293,9 @@ impl Files<'_> {
             });
         }
         self.left -= bytes.len() as u64;
+        if !self.read.contains(&file) {
+            self.read.push(file);
+        }
         Ok(bytes)
     }
 }

@@ -126,12 +126,14 @@ impl FileStamp {
 
 /// The stamps of a component, its manifest and its signature (`<name>.wasm.sig`), and
 /// its pin in `toolhost.lock`: a change to any of them loads the component again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Fingerprint {
     pub wasm: Option<FileStamp>,
     pub manifest: Option<FileStamp>,
     pub signature: Option<FileStamp>,
     pub pin: Option<crate::trust::Sha256>,
+    /// The files its manifest's prompts and resources read, as they were after reading.
+    pub offered_files: Vec<(PathBuf, Option<FileStamp>)>,
 }
 
 impl Fingerprint {
@@ -141,6 +143,14 @@ impl Fingerprint {
             manifest: found.manifest.as_deref().and_then(FileStamp::of),
             signature: FileStamp::of(&crate::trust::signature_path(&found.wasm)),
             pin: found.pin.as_ref().map(|pin| pin.sha256),
+            offered_files: Vec::new(),
         }
+    }
+
+    /// This fingerprint with the stamps of `files`: the files a loaded version's
+    /// manifest read, so that editing one (a README a resource serves) reloads it.
+    pub fn with_files(mut self, files: &[PathBuf]) -> Fingerprint {
+        self.offered_files = files.iter().map(|file| (file.clone(), FileStamp::of(file))).collect();
+        self
     }
 }

@@ -136,6 +136,8 @@ fn slot_from(
     last_good: Option<Arc<LoadedComponent>>,
 ) -> ComponentSlot {
     let (loaded, error) = match result {
+        // Stamped after the read: an edit during the load itself is seen at the next
+        // change of any of the component's files.
         Ok(component) => (Some(component), None),
         Err(error) => {
             match &last_good {
@@ -145,6 +147,8 @@ fn slot_from(
             (last_good, Some(error))
         }
     };
+    let read = loaded.as_ref().map_or(&[][..], |component| &component.offered.files[..]);
+    let fingerprint = fingerprint.with_files(read);
     ComponentSlot {
         layer: found.layer,
         namespace: found.namespace,

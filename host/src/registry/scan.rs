@@ -295,8 +295,9 @@ fn reuse_unchanged(
     let mut slots = Vec::with_capacity(discovered.len());
     let mut to_load = Vec::new();
     for (order, found) in discovered.into_iter().enumerate() {
-        let fingerprint = Fingerprint::of(&found);
         let before = previous_slots.get(&(found.wasm.as_path(), found.layer)).copied();
+        let read = before.and_then(|slot| slot.loaded.as_ref()).map_or(&[][..], |loaded| &loaded.offered.files[..]);
+        let fingerprint = Fingerprint::of(&found).with_files(read);
         match before {
             Some(slot) if slot.fingerprint == fingerprint && slot.manifest == found.manifest => {
                 slots.push(Some(slot.clone()));
