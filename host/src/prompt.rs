@@ -107,7 +107,10 @@ impl Template {
         while let Some(start) = rest.find("{{") {
             literal.push_str(&rest[..start]);
             let after = &rest[start + 2..];
-            let name = after.find("}}").map(|end| (after[..end].trim(), end));
+            // Only a name and spaces may stand before `}}`: looking no further keeps a
+            // text of many `{{` linear.
+            let end = after.find(|c: char| !(is_name_char(c) || c == ' ')).unwrap_or(after.len());
+            let name = after[end..].starts_with("}}").then(|| (after[..end].trim(), end));
             let Some((name, end)) = name.filter(|(name, _)| is_placeholder_name(name)) else {
                 literal.push_str("{{");
                 rest = after;
@@ -184,7 +187,11 @@ impl Prompt {
 
 /// Whether `text` reads as a placeholder's name: letters, digits, `_` and `-`.
 fn is_placeholder_name(text: &str) -> bool {
-    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    !text.is_empty() && text.chars().all(is_name_char)
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
 }
 
 /// The values of `values` that begin with `typed`, case-insensitively, in their order,

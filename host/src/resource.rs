@@ -14,6 +14,9 @@ use crate::text::Escaped;
 /// The longest URI (or URI template) a resource has, in bytes.
 pub const MAX_URI_BYTES: usize = 2048;
 
+/// The most variables a URI template has.
+pub const MAX_VARIABLES: usize = 16;
+
 /// A fixed resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resource {
@@ -110,6 +113,9 @@ impl UriTemplate {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(format!("`{{{}}}` is not a variable (letters, digits, `_`)", Escaped(name)));
             }
+            if pieces.iter().filter(|piece| matches!(piece, Piece::Variable(_))).count() == MAX_VARIABLES {
+                return Err(format!("a template has at most {MAX_VARIABLES} variables"));
+            }
             if pieces.iter().any(|piece| matches!(piece, Piece::Variable(other) if other == name)) {
                 return Err(format!("the variable `{name}` appears twice"));
             }
@@ -151,39 +157,78 @@ impl UriTemplate {
     }
 
     /// The variables' values, when `uri` is one of the template's URIs (values
-    /// percent-decoded). A variable takes the shortest value that lets the rest match,
-    /// then longer ones: `x://{name}.json` matches `x://a.json.json`.
+    /// percent-decoded). A variable takes the shortest value that lets the rest match:
+    /// `x://{name}.json` matches `x://a.json.json` with `a.json`. Linear in the URI's
+    /// length per piece, whatever the URI.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
-        let mut values = BTreeMap::new();
-        match_pieces(&self.pieces, uri, &mut values).then_some(values)
-    }
-}
-
-/// Whether `pieces` match all of `rest`, filling `values` when they do.
-fn match_pieces(pieces: &[Piece], rest: &str, values: &mut BTreeMap<String, String>) -> bool {
-    match pieces {
-        [] => rest.is_empty(),
-        [Piece::Literal(text), tail @ ..] => {
-            rest.strip_prefix(text.as_str()).is_some_and(|rest| match_pieces(tail, rest, values))
+        if !escapes_are_well_formed(uri) {
+            return None;
         }
-        [Piece::Variable(name), tail @ ..] => {
-            // A value holds no `/`, `?` or `#`: it ends at the first of them at the latest.
-            let longest = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            let ends = rest[..longest].char_indices().map(|(at, c)| at + c.len_utf8());
-            for end in ends {
-                let Some(value) = percent_decoded(&rest[..end]) else { continue };
-                if match_pieces(tail, &rest[end..], values) {
-                    values.insert(name.clone(), value);
-                    return true;
+        let finishes = self.finishes(uri);
+        if !finishes[0][0] {
+            return None;
+        }
+        let mut values = BTreeMap::new();
+        let mut at = 0;
+        for (index, piece) in self.pieces.iter().enumerate() {
+            let next = &finishes[index + 1];
+            at = match piece {
+                Piece::Literal(text) => at + text.len(),
+                Piece::Variable(name) => {
+                    let value = uri[at..].char_indices().take_while(|(_, c)| !matches!(c, '/' | '?' | '#'));
+                    let mut ends = value.map(|(offset, c)| at + offset + c.len_utf8());
+                    let end = ends.find(|end| next[*end])?;
+                    values.insert(name.clone(), percent_decoded(&uri[at..end])?);
+                    end
+                }
+            };
+        }
+        Some(values)
+    }
+
+    /// `finishes[i][p]`: whether pieces `i..` match `uri[p..]` to its end (only char
+    /// boundaries are ever true), computed from the last piece back.
+    fn finishes(&self, uri: &str) -> Vec<Vec<bool>> {
+        let length = uri.len();
+        let mut finishes = vec![vec![false; length + 1]; self.pieces.len() + 1];
+        finishes[self.pieces.len()][length] = true;
+        for (index, piece) in self.pieces.iter().enumerate().rev() {
+            let (head, tail) = finishes.split_at_mut(index + 1);
+            let (row, next) = (&mut head[index], &tail[0]);
+            match piece {
+                Piece::Literal(text) => {
+                    for (at, _) in uri.char_indices() {
+                        row[at] = uri[at..].starts_with(text.as_str()) && next[at + text.len()];
+                    }
+                }
+                Piece::Variable(_) => {
+                    // Scanning back: a value from `at` may end at any later boundary up
+                    // to the first `/`, `?` or `#`, and must hold one character or more.
+                    let mut reaches_an_end = false;
+                    for (at, c) in uri.char_indices().rev() {
+                        let after = at + c.len_utf8();
+                        reaches_an_end = !matches!(c, '/' | '?' | '#') && (next[after] || reaches_an_end);
+                        row[at] = reaches_an_end;
+                    }
                 }
             }
-            false
         }
+        finishes
     }
 }
 
-/// `text` with its `%XX` escapes decoded, when they are well formed and decode to UTF-8
-/// without control characters.
+/// Whether every `%` in `uri` starts an escape of two hex digits.
+fn escapes_are_well_formed(uri: &str) -> bool {
+    let bytes = uri.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'%')
+        .all(|(at, _)| bytes.get(at + 1..at + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
+}
+
+/// `text` with its `%XX` escapes (well formed, [`escapes_are_well_formed`]) decoded,
+/// when it decodes to UTF-8 without control characters.
 fn percent_decoded(text: &str) -> Option<String> {
     let mut bytes = Vec::with_capacity(text.len());
     let mut rest = text.as_bytes();
@@ -241,7 +286,8 @@ mod tests {
         let tail = UriTemplate::parse("test://template/{id}/data").unwrap();
         assert_eq!(tail.matches("test://template/123/data").unwrap()["id"], "123");
         assert_eq!(tail.matches("test://template/%zz/data"), None);
-        assert_eq!(tail.matches("test://template/%+f/data"), None, "two hex digits, no sign");
+        assert_eq!(tail.matches("test://template/%+4/data"), None, "two hex digits, no sign");
+        assert_eq!(tail.matches("test://template/%4/data"), None);
         assert_eq!(tail.matches("test://template/%00/data"), None, "no control characters");
         let suffixed = UriTemplate::parse("x://{name}.json").unwrap();
         assert_eq!(suffixed.matches("x://a.json.json").unwrap()["name"], "a.json");
@@ -251,6 +297,17 @@ mod tests {
             Some(("1".into(), "2.3".into()))
         );
         assert_eq!(tail.matches("test://template/%C3%A9/data").unwrap()["id"], "é");
+    }
+
+    #[test]
+    fn a_hostile_uri_costs_little() {
+        let template = UriTemplate::parse("x://{a}.{b}.{c}.{d}.json").unwrap();
+        let uri = format!("x://{}", ".".repeat(MAX_URI_BYTES - 4));
+        let started = std::time::Instant::now();
+        assert_eq!(template.matches(&uri), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        let many: String = (0..=MAX_VARIABLES).map(|i| format!("{{v{i}}}/")).collect();
+        assert!(UriTemplate::parse(&format!("x://{many}")).unwrap_err().contains("at most"));
     }
 
     #[test]

@@ -76,9 +76,9 @@ fn the_python_sdk_gets_prompts_reads_resources_and_hears_of_updates_over_stdio()
     assert_eq!(session["unknown_resource"]["code"], -32002);
     assert_eq!(session["unknown_subscription"]["code"], -32002);
 
-    // An edited manifest reaches the subscriber as an update of that resource; its
-    // listing did not change, so no list changed.
-    assert_eq!(session["notified"], json!(["updated test://watched-resource"]));
+    // An edited manifest reaches the subscriber as an update of that resource, and as a
+    // change of the list, which shows its size; no prompt changed.
+    assert_eq!(session["notified"], json!(["notifications/resources/list_changed", "updated test://watched-resource"]));
     assert_eq!(session["watched"]["contents"][0]["text"], "Watched resource content, edited.");
     let stateless = &seen["stateless"];
     assert_eq!(stateless["protocol"], "2026-07-28");
@@ -107,7 +107,8 @@ async fn an_agent_sees_the_prompts_and_resources_of_the_namespaces_it_may_call_a
     let unread = host.read_resource(&intern, "test://static-text", &options).await.unwrap_err();
     assert!(matches!(unread, OfferError::ResourceNotFound { .. }), "{unread}");
     let target = CompletionTarget::Prompt("conformance/test_prompt_with_arguments".into());
-    assert!(host.complete(&intern, &target, "arg1", "t").is_err());
+    let uncompleted = host.complete(&intern, &target, "arg1", "t").unwrap_err();
+    assert!(matches!(uncompleted, OfferError::PromptNotFound { .. }), "{uncompleted}");
     assert!(!host.may_read_resource(&intern, "test://template/1/data"));
 
     // The lead sees them all and reads a template through its tool, as a call on the record.
@@ -129,6 +130,10 @@ async fn an_agent_sees_the_prompts_and_resources_of_the_namespaces_it_may_call_a
     // the template is neither listed nor read (nor does its tool's name leak), and the
     // namespace's fixed resources still are.
     assert!(host.resource_templates(&reader).is_empty());
+    let template = CompletionTarget::ResourceTemplate("test://template/{id}/data".into());
+    let uncompleted = host.complete(&reader, &template, "id", "").unwrap_err();
+    assert!(matches!(uncompleted, OfferError::ResourceNotFound { .. }), "{uncompleted}");
+    assert_eq!(host.complete(&lead, &template, "id", "").unwrap().values, Vec::<String>::new());
     assert!(!host.may_read_resource(&reader, "test://template/42/data"));
     let refused = host.read_resource(&reader, "test://template/42/data", &options).await.unwrap_err();
     assert!(matches!(refused, OfferError::ResourceNotFound { .. }), "{refused}");
@@ -195,6 +200,7 @@ async fn a_file_a_resource_serves_is_read_again_when_it_changes() {
     std::fs::write(&readme, "# New, and longer").unwrap();
     let change = host.reload().await;
     assert_eq!(change.resources_updated, ["docs://readme"], "{change:?}");
-    assert!(!change.resources_changed, "the listing is the same: {change:?}");
+    assert!(change.resources_changed, "the listing shows the size: {change:?}");
+    assert!(!change.prompts_changed, "{change:?}");
     assert_eq!(read(host.clone()).await, "# New, and longer");
 }

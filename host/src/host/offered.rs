@@ -6,6 +6,7 @@
 //! approval, limits, validation and the audit record all apply.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -17,6 +18,7 @@ use crate::policy::Caller;
 use crate::prompt::{Role, complete_among};
 use crate::registry::{PromptEntry, ResourceEntry, Snapshot, ToolEntry};
 use crate::resource::{Body, ResourceContent};
+use crate::sources::ToolSource;
 
 /// What a completion is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,8 +55,8 @@ impl<'a> Sight<'a> {
     }
 
     /// A prompt or fixed resource is seen with its namespace; a template also needs its
-    /// tool: served from the template's own layer (not shadowed) and callable by the
-    /// caller.
+    /// tool: served from the template's own component (not shadowed by another one) and
+    /// callable by the caller.
     fn sees(&self, entry: &ResourceEntry, is_template: bool) -> bool {
         self.namespaces.contains(&entry.namespace) && (!is_template || self.reader(entry).is_some())
     }
@@ -62,7 +64,9 @@ impl<'a> Sight<'a> {
     /// The tool that reads a template's resources, when the caller may call it.
     fn reader(&self, entry: &ResourceEntry) -> Option<&'a ToolEntry> {
         let tool = self.snapshot.tools.get(&names::full_name(&entry.namespace, &entry.template().tool))?;
-        (tool.layer == entry.layer && self.host.access(self.caller, tool).is_ok()).then_some(tool)
+        let ToolSource::Component { component, .. } = &tool.source else { return None };
+        let own = Arc::ptr_eq(&component.offered, entry.offered());
+        (own && self.host.access(self.caller, tool).is_ok()).then_some(tool)
     }
 
     fn prompt(&self, name: &str) -> Result<PromptEntry, OfferError> {

@@ -22,7 +22,7 @@
 //! ```
 //!
 //! Files are read when the manifest loads, each at most [`MAX_FILE_BYTES`]; text files
-//! (a `text/*` or JSON, XML or YAML type) must be UTF-8, others are served as bytes.
+//! (a `text/*` or JSON, XML, YAML or TOML type) must be UTF-8, others are served as bytes.
 
 use std::path::Path;
 
@@ -53,8 +53,8 @@ pub struct Offered {
     pub resources: Vec<Resource>,
     /// Its resource templates.
     pub templates: Vec<ResourceTemplate>,
-    /// The files its declarations read, each once, canonical: a change to one reloads
-    /// the component.
+    /// The files its declarations read, each once, as declared: a change to one
+    /// reloads the component.
     pub files: Vec<std::path::PathBuf>,
 }
 
@@ -293,8 +293,10 @@ impl Files<'_> {
             });
         }
         self.left -= bytes.len() as u64;
-        if !self.read.contains(&file) {
-            self.read.push(file);
+        // As declared, not resolved: replacing a link, or its target, is a change.
+        let declared = self.base.join(relative);
+        if !self.read.contains(&declared) {
+            self.read.push(declared);
         }
         Ok(bytes)
     }

@@ -57,6 +57,11 @@ impl ResourceEntry {
     pub fn template(&self) -> &ResourceTemplate {
         &self.offered.templates[self.index]
     }
+
+    /// What its component's manifest offers: the component it belongs to.
+    pub(crate) fn offered(&self) -> &Arc<Offered> {
+        &self.offered
+    }
 }
 
 /// What one loaded component offers, and where it sits.
@@ -149,13 +154,13 @@ impl ServedOffers {
             .find_map(|entry| entry.template().uri_template.matches(uri).map(|values| (entry, Some(values))))
     }
 
-    /// URIs of fixed resources that `new` serves differently (another body or media
-    /// type) or not at all.
+    /// URIs of fixed resources that `new` still serves, with another body or media type
+    /// (a URI no longer served is a change of the list).
     pub fn updated_resources(&self, new: &ServedOffers) -> Vec<String> {
         self.resources
             .iter()
             .filter(|(uri, old)| {
-                new.resources.get(*uri).is_none_or(|now| {
+                new.resources.get(*uri).is_some_and(|now| {
                     let (before, after) = (old.resource(), now.resource());
                     before.body != after.body || before.mime_type != after.mime_type
                 })
@@ -174,24 +179,18 @@ impl ServedOffers {
     }
 
     /// Whether `new` lists other resources or templates than this (any of what a list
-    /// shows, or the namespace that decides who sees them).
+    /// shows, the size included, or the namespace that decides who sees them).
     pub fn resources_differ(&self, new: &ServedOffers) -> bool {
         let listed = |served: &ServedOffers| {
             let fixed = served.resources.values().map(|e| {
                 let r = e.resource();
-                (
-                    e.namespace.clone(),
-                    r.uri.clone(),
-                    r.name.clone(),
-                    r.title.clone(),
-                    r.description.clone(),
-                    Some(r.mime_type.clone()),
-                )
+                let shown = (r.name.clone(), r.title.clone(), r.description.clone(), Some(r.mime_type.clone()));
+                (e.namespace.clone(), r.uri.clone(), shown, Some(r.body.len()))
             });
             let templates = served.templates.iter().map(|e| {
                 let t = e.template();
-                let uri = t.uri_template.as_str().to_owned();
-                (e.namespace.clone(), uri, t.name.clone(), t.title.clone(), t.description.clone(), t.mime_type.clone())
+                let shown = (t.name.clone(), t.title.clone(), t.description.clone(), t.mime_type.clone());
+                (e.namespace.clone(), t.uri_template.as_str().to_owned(), shown, None)
             });
             fixed.chain(templates).collect::<Vec<_>>()
         };
