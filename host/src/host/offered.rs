@@ -121,6 +121,31 @@ impl ToolHost {
         snapshot.offered.find_resource(uri, |entry, is_template| sight.sees(entry, is_template)).is_some()
     }
 
+    /// Of the `(uri, caller)` subscriptions, the URIs their caller may read: what each
+    /// caller sees is worked out once, however many URIs it subscribed to.
+    pub fn readable_resources<'s>(
+        &self,
+        subscriptions: impl IntoIterator<Item = (&'s str, &'s Caller)>,
+    ) -> BTreeSet<String> {
+        let snapshot = self.snapshot.load();
+        let mut sights: Vec<Sight<'_>> = Vec::new();
+        let mut readable = BTreeSet::new();
+        for (uri, caller) in subscriptions {
+            let index = match sights.iter().position(|sight| sight.caller == caller) {
+                Some(index) => index,
+                None => {
+                    sights.push(Sight::new(self, &snapshot, caller));
+                    sights.len() - 1
+                }
+            };
+            let sight = &sights[index];
+            if snapshot.offered.find_resource(uri, |entry, is_template| sight.sees(entry, is_template)).is_some() {
+                readable.insert(uri.to_owned());
+            }
+        }
+        readable
+    }
+
     /// Reads the resource at `uri`: a fixed one's contents, or what the tool behind the
     /// template it matches returns when called with its variables (its output, then
     /// its content blocks). A URI the caller may not read is not found.

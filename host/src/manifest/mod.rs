@@ -47,6 +47,7 @@
 //! [[resources]]
 //! ```
 
+mod files;
 mod grants;
 mod limits;
 mod offered;

@@ -21,7 +21,7 @@
 //! tool = "get-forecast"
 //! ```
 //!
-//! Files are read when the manifest loads, each at most [`MAX_FILE_BYTES`]; text files
+//! Files are read when the manifest loads, bounded (`files.rs`); text files
 //! (a `text/*` or JSON, XML, YAML or TOML type) must be UTF-8, others are served as bytes.
 
 use std::path::Path;
@@ -29,17 +29,12 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::files::Files;
 use crate::content::{Content, is_media_type};
 use crate::names;
 use crate::prompt::{MessageContent, Prompt, PromptArgument, PromptMessage, ResourceBody, Role, Template};
 use crate::resource::{Body, Resource, ResourceTemplate, UriTemplate, check_uri};
 use crate::units::Problem;
-
-/// The largest file a prompt or resource reads.
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
-
-/// The most bytes one manifest's prompts and resources read from files, together.
-pub const MAX_TOTAL_FILE_BYTES: u64 = 16 << 20;
 
 /// The most prompts, and the most resources, one manifest declares.
 pub const MAX_DECLARED: usize = 256;
@@ -111,13 +106,6 @@ pub(super) struct RawResource {
     tool: Option<String>,
 }
 
-/// The files of one manifest's declarations: inside `base`, within a byte budget.
-struct Files<'a> {
-    base: &'a Path,
-    left: u64,
-    read: Vec<std::path::PathBuf>,
-}
-
 /// Checks the declarations; `base` is the manifest's directory, which holds every file
 /// they read.
 pub(super) fn offered(
@@ -126,7 +114,7 @@ pub(super) fn offered(
     resources: Vec<Spanned<RawResource>>,
 ) -> Result<Offered, Problem> {
     let mut offered = Offered::default();
-    let files = &mut Files { base, left: MAX_TOTAL_FILE_BYTES, read: Vec::new() };
+    let files = &mut Files::new(base);
     for raw in prompts.into_iter().take(MAX_DECLARED + 1) {
         let span = raw.span();
         let at = |problem: String| Problem::at(span.clone(), problem);
@@ -151,7 +139,7 @@ pub(super) fn offered(
         resource(files, raw, &mut offered)
             .map_err(|problem| Problem::at(span, format!("[[resources]] `{name}`: {problem}")))?;
     }
-    offered.files = std::mem::take(&mut files.read);
+    offered.files = files.take_read();
     Ok(offered)
 }
 
@@ -260,46 +248,6 @@ fn is_text(mime_type: &str) -> bool {
         || ["application/json", "application/xml", "application/yaml", "application/toml"].contains(&essence)
         || essence.ends_with("+json")
         || essence.ends_with("+xml")
-}
-
-impl Files<'_> {
-    /// The bytes of `path`: a regular file at a relative path that stays inside the
-    /// manifest's directory (symbolic links included), at most [`MAX_FILE_BYTES`] and
-    /// within what is left of the manifest's budget.
-    fn read(&mut self, path: &str) -> Result<Vec<u8>, String> {
-        use std::io::Read as _;
-        let relative = Path::new(path);
-        if relative.is_absolute() || relative.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-            return Err(format!("`{path}` is not a path inside the manifest's directory"));
-        }
-        let unreadable = |e: std::io::Error| format!("`{path}`: {e}");
-        let base = self.base.canonicalize().map_err(unreadable)?;
-        let file = base.join(relative).canonicalize().map_err(unreadable)?;
-        if !file.starts_with(&base) {
-            return Err(format!("`{path}` leads outside the manifest's directory"));
-        }
-        if !std::fs::metadata(&file).map_err(unreadable)?.is_file() {
-            return Err(format!("`{path}` is not a regular file"));
-        }
-        let limit = MAX_FILE_BYTES.min(self.left);
-        let mut bytes = Vec::new();
-        let opened = std::fs::File::open(&file).map_err(unreadable)?;
-        opened.take(limit + 1).read_to_end(&mut bytes).map_err(unreadable)?;
-        if bytes.len() as u64 > limit {
-            return Err(if limit < MAX_FILE_BYTES {
-                format!("`{path}` is over what is left of the manifest's {MAX_TOTAL_FILE_BYTES} bytes of files")
-            } else {
-                format!("`{path}` is over {MAX_FILE_BYTES} bytes")
-            });
-        }
-        self.left -= bytes.len() as u64;
-        // As declared, not resolved: replacing a link, or its target, is a change.
-        let declared = self.base.join(relative);
-        if !self.read.contains(&declared) {
-            self.read.push(declared);
-        }
-        Ok(bytes)
-    }
 }
 
 #[cfg(test)]

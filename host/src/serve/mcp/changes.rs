@@ -46,7 +46,7 @@ impl Subscriptions {
     /// The URIs whose subscriber may still read them.
     fn readable(&self, host: &ToolHost) -> BTreeSet<String> {
         let uris = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        uris.into_iter().filter(|(uri, caller)| host.may_read_resource(caller, uri)).map(|(uri, _)| uri).collect()
+        host.readable_resources(uris.iter().map(|(uri, caller)| (uri.as_str(), caller)))
     }
 }
 
@@ -114,7 +114,7 @@ pub(crate) async fn to_session(
 /// the resources `caller` may read at the time of a change.
 pub(crate) async fn to_listener(sink: SubscriptionSink, accepted: SubscriptionFilter, host: ToolHost, caller: Caller) {
     let subscribed: BTreeSet<String> = accepted.resource_subscriptions.iter().flatten().cloned().collect();
-    let readable = || subscribed.iter().filter(|uri| host.may_read_resource(&caller, uri)).cloned().collect();
+    let readable = || host.readable_resources(subscribed.iter().map(|uri| (uri.as_str(), &caller)));
     let wanted = |on: Option<bool>| on == Some(true);
     let accepted = &accepted;
     forward(host.subscribe(), std::future::pending::<()>(), readable, |notice| {
