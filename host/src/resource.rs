@@ -161,9 +161,8 @@ impl UriTemplate {
     /// `x://{name}.json` matches `x://a.json.json` with `a.json`. Linear in the URI's
     /// length per piece, whatever the URI.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
-        if !escapes_are_well_formed(uri) {
-            return None;
-        }
+        // Every escape well formed, checked once for the whole URI.
+        crate::text::percent_decoded(uri)?;
         let finishes = self.finishes(uri);
         if !finishes[0][0] {
             return None;
@@ -217,32 +216,10 @@ impl UriTemplate {
     }
 }
 
-/// Whether every `%` in `uri` starts an escape of two hex digits.
-fn escapes_are_well_formed(uri: &str) -> bool {
-    let bytes = uri.as_bytes();
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, byte)| **byte == b'%')
-        .all(|(at, _)| bytes.get(at + 1..at + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
-}
-
-/// `text` with its `%XX` escapes (well formed, [`escapes_are_well_formed`]) decoded,
-/// when it decodes to UTF-8 without control characters.
+/// `text` decoded, when it decodes to UTF-8 without control characters.
 fn percent_decoded(text: &str) -> Option<String> {
-    let mut bytes = Vec::with_capacity(text.len());
-    let mut rest = text.as_bytes();
-    while let Some((&byte, tail)) = rest.split_first() {
-        if byte == b'%' {
-            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
-            bytes.push(u8::from_str_radix(hex, 16).ok()?);
-            rest = &tail[2..];
-        } else {
-            bytes.push(byte);
-            rest = tail;
-        }
-    }
-    String::from_utf8(bytes).ok().filter(|text| !text.chars().any(char::is_control))
+    let text = String::from_utf8(crate::text::percent_decoded(text)?).ok()?;
+    (!text.chars().any(char::is_control)).then_some(text)
 }
 
 /// Why `uri` cannot be a resource's URI: no scheme, too long, or holding spaces or

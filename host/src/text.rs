@@ -13,14 +13,39 @@ use std::path::Path;
 /// huge file, `/dev/zero`, a pipe that never closes) is refused, not read whole. Over
 /// the bound the error's kind is [`std::io::ErrorKind::FileTooLarge`].
 pub fn read_file_bounded(path: &Path, max: u64) -> std::io::Result<String> {
+    let bytes = read_bytes_bounded(path, max)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+}
+
+/// The bytes of the file at `path`, read no further than `max` bytes, as
+/// [`read_file_bounded`] reads text.
+pub fn read_bytes_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?.take(max + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > max {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
         let longer = format!("it is longer than {max} bytes");
         return Err(std::io::Error::new(std::io::ErrorKind::FileTooLarge, longer));
     }
-    Ok(text)
+    Ok(bytes)
+}
+
+/// `text` with its `%XX` escapes decoded, when every `%` starts two hex digits.
+pub(crate) fn percent_decoded(text: &str) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = tail.get(..2).filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))?;
+            bytes.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(byte);
+            rest = tail;
+        }
+    }
+    Some(bytes)
 }
 
 /// `text` with every control character (C0, DEL, C1) and bidirectional override escaped

@@ -30,7 +30,6 @@ impl<'a> Files<'a> {
     /// manifest's directory (symbolic links included), at most [`MAX_FILE_BYTES`] and
     /// within what is left of the manifest's budget.
     pub(super) fn read(&mut self, path: &str) -> Result<Vec<u8>, String> {
-        use std::io::Read as _;
         let relative = Path::new(path);
         if relative.is_absolute() || relative.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
             return Err(format!("`{path}` is not a path inside the manifest's directory"));
@@ -45,16 +44,13 @@ impl<'a> Files<'a> {
             return Err(format!("`{path}` is not a regular file"));
         }
         let limit = MAX_FILE_BYTES.min(self.left);
-        let mut bytes = Vec::new();
-        let opened = std::fs::File::open(&file).map_err(unreadable)?;
-        opened.take(limit + 1).read_to_end(&mut bytes).map_err(unreadable)?;
-        if bytes.len() as u64 > limit {
-            return Err(if limit < MAX_FILE_BYTES {
+        let bytes = crate::text::read_bytes_bounded(&file, limit).map_err(|e| match e.kind() {
+            std::io::ErrorKind::FileTooLarge if limit < MAX_FILE_BYTES => {
                 format!("`{path}` is over what is left of the manifest's {MAX_TOTAL_FILE_BYTES} bytes of files")
-            } else {
-                format!("`{path}` is over {MAX_FILE_BYTES} bytes")
-            });
-        }
+            }
+            std::io::ErrorKind::FileTooLarge => format!("`{path}` is over {MAX_FILE_BYTES} bytes"),
+            _ => unreadable(e),
+        })?;
         self.left -= bytes.len() as u64;
         // As declared, not resolved: replacing a link, or its target, is a change.
         let declared = self.base.join(relative);

@@ -72,19 +72,7 @@ fn agent_key(agent: &str) -> String {
 
 /// The agent id a bucket id's key spells, if it is one [`agent_key`] writes.
 fn agent_from_key(key: &str) -> Option<String> {
-    let mut bytes = Vec::with_capacity(key.len());
-    let mut rest = key.as_bytes();
-    while let Some((&byte, tail)) = rest.split_first() {
-        if byte == b'%' {
-            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
-            bytes.push(u8::from_str_radix(hex, 16).ok()?);
-            rest = &tail[2..];
-        } else {
-            bytes.push(byte);
-            rest = tail;
-        }
-    }
-    let agent = String::from_utf8(bytes).ok()?;
+    let agent = String::from_utf8(crate::text::percent_decoded(key)?).ok()?;
     (!agent.is_empty() && agent_key(&agent) == key).then_some(agent)
 }
 
