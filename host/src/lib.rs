@@ -96,13 +96,13 @@ pub use crate::error::{
     OfferError, SchemaRole, SkippedExport, ToolDefError, ToolProblem, Violation, exit,
 };
 pub use crate::host::{
-    CallOptions, CallRecord, CallReport, CompletionTarget, Completions, ListingVersion, ToolCall, ToolHost,
-    ToolHostBuilder,
+    AnswerError, CallOptions, CallRecord, CallReport, CompletionTarget, Completions, ListingVersion, OperatorAnswer,
+    ToolCall, ToolHost, ToolHostBuilder, WaitingApproval,
 };
 pub use crate::manifest::{ImportedPolicy, MAX_POLICY_BYTES, Manifest, Offered, ToolManifest, import_wassette_policy};
 pub use crate::policy::{
-    AgentQuota, Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver, Caller, Explanation, Permit, Policy,
-    PolicyRule, SessionTools, ToolRule,
+    AgentQuota, Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, ApproveVia, Approver, Caller, Explanation,
+    Permit, Policy, PolicyRule, SessionTools, ToolRule,
 };
 pub use crate::progress::{MAX_PROGRESS_MESSAGE, Progress, ProgressHook};
 pub use crate::prompt::{

@@ -9,6 +9,7 @@ mod cli;
 mod client_powers;
 mod config_errors;
 mod conformance;
+mod console;
 mod definitions;
 mod deploy;
 mod faults;

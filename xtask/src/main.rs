@@ -37,6 +37,7 @@ mod nested_cargo;
 mod polyglot;
 mod soak;
 mod stdlib;
+mod system_packages;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -266,6 +267,7 @@ fn shell_quote(arg: &str) -> String {
 /// only, and then the example tools and the stdlib are left out.
 fn test(extra: &[String]) -> Result<(), String> {
     guests::ensure_wasm_target()?;
+    system_packages::ensure()?;
     // The binary under test finds its storage database and stdlib layer under the data
     // directory: an empty one of the suite's own, never the user's stdlib or data.
     let data = target_dir().join("tmp").join("test-data");

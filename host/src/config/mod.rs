@@ -84,10 +84,18 @@
 //! max_streams_per_session = 32  # GET event streams and POSTs being answered
 //! session_idle_timeout = "10m"  # without a request or an open stream
 //! approval_key = { env = "TOOLHOST_APPROVAL_KEY" }  # or { file = "…" }: the same on every replica
+//!
+//! [console]                     # the operator's console at /console (docs/console.md)
+//! enabled = true
+//! approve_via = "both"          # approvals at the console too; "client" (default) or "console"
+//! [[console.operator]]          # a person's token, never an agent's
+//! name = "alice"
+//! sha256 = "…"                  # or: file = "…", env = "…"
 //! ```
 //!
 //! Parsed as strictly as manifests: an unknown key is an error naming file and line.
 
+mod console;
 mod engine;
 mod http;
 mod layers;
@@ -109,7 +117,7 @@ use crate::oci::{Lock, OciComponent, OciSettings};
 use crate::policy::{AgentQuota, Policy, PolicyRule, ToolRule};
 use crate::registry::{DEFAULT_ROOT, Layer};
 use crate::runtime::{CacheSetting, EngineSettings};
-use crate::serve::{ApprovalKey, HttpLimits, Tokens};
+use crate::serve::{ApprovalKey, ConsoleOptions, HttpLimits, Tokens};
 use crate::sources::UpstreamServer;
 use crate::storage::StorageSetting;
 use crate::tool::Limits;
@@ -159,6 +167,8 @@ pub struct HostConfig {
     pub lock_path: Option<PathBuf>,
     /// What `toolhost.lock` pins (read when OCI components are declared).
     pub lock: Lock,
+    /// The operator's console of `serve --http` (`[console]`), when enabled.
+    pub console: Option<ConsoleOptions>,
 }
 
 /// A problem in `toolhost.toml`, with the file and line.
@@ -204,6 +214,7 @@ struct RawConfig {
     signatures: signatures::RawSignatures,
     #[serde(default)]
     oci: layers::RawOci,
+    console: Option<Spanned<console::RawConsole>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -313,6 +324,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
     if let Some(raw) = raw.oauth {
         tokens = tokens.with_oauth(oauth::oauth(raw.span(), raw.into_inner())?);
     }
+    let console = console::console(base, raw.console, &tokens)?;
     let approval_key = raw.http.approval_key.take().map(|secret| http::approval_key(base, secret)).transpose()?;
     let http = http::http_limits(raw.http)?;
     let storage = storage::storage_setting(base, raw.storage)?;
@@ -343,6 +355,7 @@ fn check(path: &Path, text: &str) -> Result<HostConfig, Problem> {
         oci_settings,
         lock_path: Some(lock_path),
         lock,
+        console,
     })
 }
 

@@ -47,18 +47,28 @@ pub(super) fn tokens(base: &Path, raw: Vec<Spanned<RawToken>>) -> Result<Tokens,
         if entry.agent.trim().is_empty() {
             return Err(Problem::at(span.clone(), "[[token]]: `agent` must not be empty"));
         }
-        tokens = match (&entry.sha256, &entry.file, &entry.env) {
-            (Some(hex), None, None) => tokens.with_digest(&entry.agent, parse_digest(hex).map_err(at)?),
-            (None, Some(file), None) => {
-                tokens.with_token(&entry.agent, &secret(base, SecretSource::File(file), "token").map_err(at)?)
-            }
-            (None, None, Some(variable)) => {
-                tokens.with_token(&entry.agent, &secret(base, SecretSource::Env(variable), "token").map_err(at)?)
-            }
-            _ => return Err(at("give the token as exactly one of `sha256`, `file` or `env`".into())),
-        };
+        let given = TokenGiven { sha256: &entry.sha256, file: &entry.file, env: &entry.env };
+        tokens = with_token(tokens, base, &entry.agent, given).map_err(at)?;
     }
     Ok(tokens)
+}
+
+/// How a token is given in the file: exactly one of its digest, a file or a variable.
+pub(super) struct TokenGiven<'a> {
+    pub sha256: &'a Option<String>,
+    pub file: &'a Option<PathBuf>,
+    pub env: &'a Option<String>,
+}
+
+/// `tokens` with the token `given` standing for `owner`; the error never contains a
+/// token.
+pub(super) fn with_token(tokens: Tokens, base: &Path, owner: &str, given: TokenGiven) -> Result<Tokens, String> {
+    Ok(match (given.sha256, given.file, given.env) {
+        (Some(hex), None, None) => tokens.with_digest(owner, parse_digest(hex)?),
+        (None, Some(file), None) => tokens.with_token(owner, &secret(base, SecretSource::File(file), "token")?),
+        (None, None, Some(variable)) => tokens.with_token(owner, &secret(base, SecretSource::Env(variable), "token")?),
+        _ => return Err("give the token as exactly one of `sha256`, `file` or `env`".into()),
+    })
 }
 
 #[cfg(test)]

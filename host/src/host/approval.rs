@@ -21,8 +21,13 @@ impl ToolHost {
         call_approver: Option<&ApprovalHook>,
     ) -> (Result<(), CallError>, ApprovalRecord) {
         let asked_because = reason.clone();
-        let mut record =
-            ApprovalRecord { asked_because, answered_by: Approver::Nobody, approved: false, denied_because: None };
+        let mut record = ApprovalRecord {
+            asked_because,
+            answered_by: Approver::Nobody,
+            approved: false,
+            operator: None,
+            denied_because: None,
+        };
         let Some((approve, answered_by)) = self.approver_of(call_approver) else {
             let refusal = format!("{reason}, and no approval hook is configured");
             record.denied_because = Some("no one could be asked".to_owned());
@@ -37,6 +42,20 @@ impl ToolHost {
             Approval::Denied { reason } => {
                 record.denied_because = Some(reason.clone());
                 (Err(denied(caller, entry, format!("approval denied: {reason}"))), record)
+            }
+            Approval::ByOperator { operator, approved, reason } => {
+                record.answered_by = Approver::Console;
+                record.operator = Some(operator.clone());
+                record.approved = approved;
+                if approved {
+                    return (Ok(()), record);
+                }
+                let why = match reason {
+                    Some(reason) => format!("denied by the operator {operator}: {reason}"),
+                    None => format!("denied by the operator {operator}"),
+                };
+                record.denied_because = Some(why.clone());
+                (Err(denied(caller, entry, format!("approval {why}"))), record)
             }
         }
     }

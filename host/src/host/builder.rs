@@ -318,6 +318,7 @@ impl ToolHostBuilder {
             call_slots: Arc::new(tokio::sync::Semaphore::new(self.max_concurrent_calls)),
             call_slot_capacity: self.max_concurrent_calls,
             first_load,
+            waiting: Arc::default(),
             upstreams: None,
         }
     }

@@ -18,6 +18,7 @@ mod offered;
 mod quotas;
 mod report;
 mod upstreams;
+mod waiting;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -31,6 +32,7 @@ pub use audit::CallRecord;
 pub use builder::ToolHostBuilder;
 pub use offered::{CompletionTarget, Completions};
 pub use report::{CallOptions, CallReport, ToolCall};
+pub use waiting::{AnswerError, MAX_REASON, OperatorAnswer, WaitingApproval};
 
 pub(crate) use idle::sweep_idle;
 
@@ -76,6 +78,8 @@ pub struct ToolHost {
     call_slot_capacity: usize,
     /// What the first load has left to do.
     first_load: FirstLoad,
+    /// The calls of this process waiting for an operator's answer at the console.
+    waiting: Arc<waiting::Waiting>,
     /// Keeps the upstream servers connected while any clone of this host is alive;
     /// `None` in the clone that publishes what they list.
     upstreams: Option<Arc<Supervisors>>,

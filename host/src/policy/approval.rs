@@ -4,6 +4,7 @@
 //! rules engine.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -11,6 +12,9 @@ use serde_json::Value;
 use crate::policy::Caller;
 
 use crate::tool::Risk;
+
+/// How long a person may take to answer an approval question, wherever it is asked.
+pub const APPROVAL_WAIT: Duration = Duration::from_secs(600);
 
 /// What an approval hook is asked.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -54,6 +58,25 @@ pub enum Approval {
     /// The call is refused; `reason` reaches the caller.
     #[allow(missing_docs)]
     Denied { reason: String },
+    /// An operator answered at the console: who, whether the call may run, and the
+    /// reason they gave (which reaches the caller on a denial).
+    #[allow(missing_docs)]
+    ByOperator { operator: String, approved: bool, reason: Option<String> },
+}
+
+/// Where a call's approval question goes when no operator hook decides it
+/// (`[console] approve_via`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApproveVia {
+    /// The person behind the calling MCP client, through an elicitation form; a client
+    /// that cannot show one is denied.
+    #[default]
+    Client,
+    /// The operator's console: approval no longer depends on what the client can do.
+    Console,
+    /// Both at once: the first answer decides, and the other question is withdrawn.
+    Both,
 }
 
 /// Decides calls that need approval: of tools whose manifest sets `requires_approval`,
@@ -70,6 +93,8 @@ pub enum Approver {
     /// The call's own approver: the person behind the caller's client (an MCP
     /// elicitation) or at the terminal.
     Caller,
+    /// An operator at the console ([`ApprovalRecord::operator`] says who).
+    Console,
     /// No one could be asked: the call was refused for it.
     Nobody,
 }
@@ -84,6 +109,9 @@ pub struct ApprovalRecord {
     pub answered_by: Approver,
     /// Whether the call was let through.
     pub approved: bool,
+    /// The operator who answered at the console.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
     /// The reason of a denial.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub denied_because: Option<String>,

@@ -36,7 +36,7 @@ mod tools;
 
 use crate::client::{ClientPower, ClientPowers};
 use crate::tool::{Risk, ToolPolicy};
-pub use approval::{Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, Approver};
+pub use approval::{APPROVAL_WAIT, Approval, ApprovalHook, ApprovalRecord, ApprovalRequest, ApproveVia, Approver};
 pub use caller::Caller;
 pub use quotas::AgentQuota;
 pub use sessions::SessionTools;

@@ -2,7 +2,8 @@
 //!
 //! Serving tools to their consumers: the MCP server over stdio ([`serve_stdio`]) and
 //! Streamable HTTP ([`serve_http`], [`serve_http_on`]) with bearer tokens
-//! ([`new_token`], [`digest`]) or OAuth access tokens ([`OAuth`]) and bounds on what one client may take ([`HttpLimits`]).
+//! ([`new_token`], [`digest`]) or OAuth access tokens ([`OAuth`]) and bounds on what one client may take ([`HttpLimits`]),
+//! and the operator's console beside it ([`ConsoleOptions`], [`CONSOLE_PATH`]).
 //! Every consumer reads the same tool definitions (`crate::definitions`).
 
 mod http;
@@ -10,8 +11,8 @@ mod mcp;
 mod stdio;
 
 pub use http::{
-    HTTP_PATH, HttpLimits, HttpOptions, LOOPBACK_HOSTS, LiveTokens, OAuth, OAuthSettings, Tokens, bind, digest,
-    new_token, raise_open_file_limit, serve_http, serve_http_on, shutdown_signal,
+    CONSOLE_PATH, ConsoleOptions, HTTP_PATH, HttpLimits, HttpOptions, LOOPBACK_HOSTS, LiveTokens, OAuth, OAuthSettings,
+    Tokens, bind, digest, new_token, raise_open_file_limit, serve_http, serve_http_on, shutdown_signal,
 };
 pub(crate) use http::{bounds, check_address, parse_digest};
 pub use mcp::{

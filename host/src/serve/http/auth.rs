@@ -74,6 +74,34 @@ impl Tokens {
         self.entries.iter().any(|(_, owner)| owner == agent)
     }
 
+    /// Owners of `self` and of `other` given one same token, if any: a token must never
+    /// stand for both an agent and an operator.
+    pub(crate) fn shared_with<'a>(&'a self, other: &'a Tokens) -> Option<(&'a str, &'a str)> {
+        self.entries.iter().find_map(|(digest, owner)| {
+            other
+                .entries
+                .iter()
+                .find(|(theirs, _)| theirs == digest)
+                .map(|(_, their_owner)| (owner.as_str(), their_owner.as_str()))
+        })
+    }
+
+    /// The digests of the tokens standing for `owner`.
+    pub(crate) fn digests_of<'a>(&'a self, owner: &'a str) -> impl Iterator<Item = &'a TokenDigest> + 'a {
+        self.entries.iter().filter(move |(_, entry)| entry == owner).map(|(digest, _)| digest)
+    }
+
+    /// Every owner of a token, once each, in the order given.
+    pub(crate) fn owners(&self) -> Vec<&str> {
+        let mut owners: Vec<&str> = Vec::new();
+        for (_, owner) in &self.entries {
+            if !owners.contains(&owner.as_str()) {
+                owners.push(owner);
+            }
+        }
+        owners
+    }
+
     /// The agent `presented` stands for. Every digest is compared, each in constant
     /// time, so the answer's timing says nothing about how close a guess came.
     pub fn agent_for(&self, presented: &str) -> Option<&str> {

@@ -8,6 +8,7 @@
 
 mod auth;
 mod connections;
+mod console;
 mod direct;
 mod door;
 mod hosts;
@@ -19,6 +20,7 @@ mod sessions;
 pub(crate) use auth::parse_digest;
 pub use auth::{LiveTokens, Tokens, digest, new_token};
 pub use connections::raise_open_file_limit;
+pub use console::{CONSOLE_PATH, ConsoleOptions};
 pub use limits::HttpLimits;
 pub(crate) use limits::bounds;
 pub(crate) use oauth::check_address;
@@ -67,9 +69,11 @@ pub struct HttpOptions {
     /// How much of the server one client may take: connections, the size and pace of
     /// requests, sessions and their streams.
     pub limits: HttpLimits,
-    /// Seals the approval questions of 2026-07-28 clients; replicas behind one
-    /// balancer need the same key. `None`: a key of this process only.
+    /// Seals the approval questions of 2026-07-28 clients (and the console's sign-ins);
+    /// replicas behind one balancer need the same key. `None`: a key of this process only.
     pub approval_key: Option<ApprovalKey>,
+    /// The operator's console at [`CONSOLE_PATH`], when enabled.
+    pub console: Option<ConsoleOptions>,
 }
 
 impl HttpOptions {
@@ -166,7 +170,9 @@ fn http_router(
     let stop = config.cancellation_token.clone();
     let direct_sessions = Arc::new(DirectSessions::default());
     let shared_caller = caller.clone();
-    let shared = Shared::start(host.clone(), caller, approval_key, Some(direct_sessions.clone()));
+    let approve_via = options.console.as_ref().map(|console| console.approve_via).unwrap_or_default();
+    let console = console_router(&host, &caller, &options, &approval_key, stop.child_token());
+    let shared = Shared::start(host.clone(), caller, approval_key, Some(direct_sessions.clone()), approve_via);
     let sessions = BoundedSessions::new(limits, DirectCalls::new(McpServer::new(shared.clone()), direct_sessions));
     tokio::spawn(sessions.clone().close_idle(stop.child_token()));
     // One handler per session (and per stateless request): each session's handler
@@ -195,8 +201,31 @@ fn http_router(
     // another site's page reaches no route that answers with data.
     mcp = mcp.route_layer(from_fn_with_state(allowed.clone(), hosts::check_host_and_origin));
     metrics = metrics.route_layer(from_fn_with_state(allowed, hosts::check_host_and_origin));
-    let router = mcp.merge(metrics).merge(probes(host)).merge(metadata);
+    let mut router = mcp.merge(metrics).merge(probes(host)).merge(metadata);
+    if let Some(console) = console {
+        router = router.merge(console);
+    }
     (router, stop)
+}
+
+/// The operator's console, when the options enable it.
+fn console_router(
+    host: &ToolHost,
+    caller: &Caller,
+    options: &HttpOptions,
+    approval_key: &ApprovalKey,
+    stop: tokio_util::sync::CancellationToken,
+) -> Option<axum::Router> {
+    let parts = console::ConsoleParts {
+        host: host.clone(),
+        approval_key,
+        agents: options.tokens.clone(),
+        default_caller: caller.clone(),
+        limits: options.limits.clone(),
+        allowed: AllowedHosts::new(&options.allowed_hosts()),
+        stop,
+    };
+    Some(console::router(options.console.clone()?, parts))
 }
 
 /// The Protected Resource Metadata of OAuth, at its well-known path with and without

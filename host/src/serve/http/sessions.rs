@@ -266,7 +266,13 @@ mod tests {
         let host = crate::ToolHost::builder().root(tools.path()).build().await.unwrap();
         let key = crate::serve::ApprovalKey::random().unwrap();
         let direct = Arc::new(super::super::direct::DirectSessions::default());
-        let shared = crate::serve::mcp::Shared::start(host, crate::policy::Caller::local(), key, Some(direct.clone()));
+        let shared = crate::serve::mcp::Shared::start(
+            host,
+            crate::policy::Caller::local(),
+            key,
+            Some(direct.clone()),
+            crate::policy::ApproveVia::Client,
+        );
         BoundedSessions::new(limits, DirectCalls::new(crate::serve::mcp::McpServer::new(shared), direct))
     }
 

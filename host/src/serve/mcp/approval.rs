@@ -10,7 +10,10 @@
 //! | no `elicitation` capability | denied, saying so |
 //!
 //! A decline, a cancel, an unticked box, an error or no answer within [`APPROVAL_WAIT`]
-//! is a denial with its reason.
+//! is a denial with its reason. With `[console] approve_via = "console"` every question
+//! goes to the operator's console instead; with `"both"`, a client that can be asked
+//! during the call is asked beside the console (the first answer decides), and one that
+//! cannot be asked leaves the question to the console.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -29,8 +32,7 @@ use crate::policy::{Approval, ApprovalHook, ApprovalRequest};
 pub(crate) const APPROVAL_INPUT: &str = "toolhost/approval";
 /// The form's one field: ticked means run.
 const APPROVE_FIELD: &str = "approve";
-/// How long a person may take to answer.
-pub const APPROVAL_WAIT: Duration = Duration::from_secs(600);
+pub use crate::policy::APPROVAL_WAIT;
 /// How much of a call's input the question shows; a longer input is cut and the
 /// question says how much is not shown.
 const INPUT_SHOWN: usize = 8192;
@@ -43,6 +45,20 @@ pub(crate) fn ask_during_call(peer: Peer<RoleServer>) -> ApprovalHook {
             match peer.create_elicitation_with_timeout(question(&request), Some(APPROVAL_WAIT)).await {
                 Ok(answer) => decide(&answer),
                 Err(error) => Approval::Denied { reason: format!("the client could not ask for approval: {error}") },
+            }
+        }
+        .boxed()
+    })
+}
+
+/// The approver that asks both `one` and `other` at once: the first answer decides, and
+/// the other question is withdrawn (its future dropped).
+pub(crate) fn first_of(one: ApprovalHook, other: ApprovalHook) -> ApprovalHook {
+    Arc::new(move |request: ApprovalRequest| {
+        let (one, other) = (one(request.clone()), other(request));
+        async move {
+            match futures::future::select(one, other).await {
+                futures::future::Either::Left((answer, _)) | futures::future::Either::Right((answer, _)) => answer,
             }
         }
         .boxed()
@@ -115,6 +131,19 @@ impl ApprovalKey {
             ));
         }
         Ok(ApprovalKey(sha2::Sha256::digest(secret.as_bytes()).into()))
+    }
+}
+
+impl ApprovalKey {
+    /// A key for another purpose (`purpose` names it), derived from this one: what is
+    /// sealed with one cannot be forged with the other, and replicas sharing this key
+    /// derive the same.
+    pub(crate) fn derive(&self, purpose: &str) -> [u8; 32] {
+        use hmac::Mac;
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        mac.update(b"toolhost derived key: ");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
     }
 }
 

@@ -23,7 +23,7 @@ use super::request::{NoQuestions, disconnect_of, http_session};
 use super::shared::Shared;
 use crate::error::OfferError;
 use crate::host::CallOptions;
-use crate::policy::{ApprovalHook, Caller};
+use crate::policy::{ApprovalHook, ApproveVia, Caller};
 use crate::resource::MAX_URI_BYTES;
 
 /// How long a `tools/list` during a server's start waits for the first load to end
@@ -92,11 +92,16 @@ impl McpServer {
             .and_then(|c| c.elicitation)
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
         let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        if !can_ask {
-            return Ok(approval::unable(approval::NO_ELICITATION));
-        }
-        if !stateless {
-            return Ok(approval::ask_during_call(context.peer.clone()));
+        let console = || self.shared.host.operator_approver();
+        match (self.shared.approve_via, can_ask, stateless) {
+            (ApproveVia::Console, _, _) | (ApproveVia::Both, false, _) => return Ok(console()),
+            (ApproveVia::Client, false, _) => return Ok(approval::unable(approval::NO_ELICITATION)),
+            (ApproveVia::Both, true, false) => {
+                return Ok(approval::first_of(approval::ask_during_call(context.peer.clone()), console()));
+            }
+            (ApproveVia::Client, true, false) => return Ok(approval::ask_during_call(context.peer.clone())),
+            // A 2026-07-28 client is asked ahead, in the answer to its call.
+            (ApproveVia::Client | ApproveVia::Both, true, true) => {}
         }
         let Some(question) = self.shared.host.pending_approval(caller, &request.name, input) else {
             return Ok(approval::unable("the approval needed was not asked for"));

@@ -13,7 +13,7 @@ use crate::definitions::{self, ExportFormat};
 use crate::error::CallError;
 use crate::host::{CallOptions, ListingVersion, ToolHost, sweep_idle};
 use crate::names;
-use crate::policy::Caller;
+use crate::policy::{ApproveVia, Caller};
 use crate::tool::{OutputForm, ToolDescription};
 
 /// What every session shares: the host, who calls when no credentials say otherwise,
@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(super) approval_key: ApprovalKey,
     /// The transport's sessions, told when one is initialized and asked when it ends.
     pub(super) sessions: Option<Arc<dyn SessionEvents>>,
+    /// Where approval questions go: the client, the operator's console, or both.
+    pub(super) approve_via: ApproveVia,
 }
 
 /// The MCP tool definitions a caller saw at one [`ToolHost::listing_version`].
@@ -48,9 +50,11 @@ impl Shared {
         caller: Caller,
         approval_key: ApprovalKey,
         sessions: Option<Arc<dyn SessionEvents>>,
+        approve_via: ApproveVia,
     ) -> Arc<Self> {
         let idle = host.idle_after();
-        let shared = Arc::new(Shared { host, caller, tools: Mutex::new(HashMap::new()), approval_key, sessions });
+        let tools = Mutex::new(HashMap::new());
+        let shared = Arc::new(Shared { host, caller, tools, approval_key, sessions, approve_via });
         sweep_idle(Arc::downgrade(&shared), idle, "tool lists no listing used", move |shared| {
             let mut lists = shared.lists();
             let kept = lists.len();
@@ -200,7 +204,7 @@ mod tests {
             .build()
             .await
             .unwrap();
-        let shared = Shared::start(host, Caller::local(), ApprovalKey::random().unwrap(), None);
+        let shared = Shared::start(host, Caller::local(), ApprovalKey::random().unwrap(), None, ApproveVia::Client);
         let planner = Caller::new("planner");
         shared.tools(&Caller::local());
         shared.tools(&planner);

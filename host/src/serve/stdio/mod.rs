@@ -44,7 +44,7 @@ pub use lines::MAX_LINE;
 /// goes away). Logs go to stderr; nothing else is written to stdout.
 pub async fn serve_stdio(host: ToolHost, caller: Caller) -> anyhow::Result<()> {
     let approval_key = ApprovalKey::random().map_err(|e| anyhow::anyhow!("no randomness for the approval key: {e}"))?;
-    let shared = Shared::start(host, caller, approval_key, None);
+    let shared = Shared::start(host, caller, approval_key, None, crate::policy::ApproveVia::Client);
     let transport = JsonLines::stdio();
     let inline = transport.inline_calls();
     let server = McpServer::new(shared);

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use toolhost::HostConfig;
-use toolhost::serve::{HTTP_PATH, HttpOptions};
+use toolhost::serve::{CONSOLE_PATH, HTTP_PATH, HttpOptions};
 use toolhost::text::Escaped;
 
 use super::{HostOptions, Lifetime};
@@ -34,7 +34,7 @@ const WATCH_DEBOUNCE: Duration = Duration::from_millis(100);
 pub async fn run(options: HostOptions, args: Args) -> anyhow::Result<ExitCode> {
     let config = options.config()?;
     let tokens = toolhost::serve::LiveTokens::new(config.tokens.clone());
-    let (limits, approval_key) = (config.http.clone(), config.approval_key.clone());
+    let (limits, approval_key, console) = (config.http.clone(), config.approval_key.clone(), config.console.clone());
     let host = options.builder_from(config.clone(), args.dir, Lifetime::Serving).build().await?;
     let _watch = host.watch(WATCH_DEBOUNCE)?;
     // Without a watcher for it, the configuration still serves; only its edits wait for
@@ -46,6 +46,9 @@ pub async fn run(options: HostOptions, args: Args) -> anyhow::Result<ExitCode> {
             .ok()
     });
     let Some(addr) = args.http else {
+        if console.is_some() {
+            tracing::info!("[console] is served only with --http; over stdio, approvals go to the client");
+        }
         toolhost::serve::serve_stdio(host, options.caller).await?;
         return Ok(ExitCode::SUCCESS);
     };
@@ -56,9 +59,13 @@ pub async fn run(options: HostOptions, args: Args) -> anyhow::Result<ExitCode> {
         insecure_no_auth: args.insecure_no_auth,
         limits,
         approval_key,
+        console,
     };
     http_options.check_exposure(listener.local_addr()?)?;
     eprintln!("serving MCP on http://{}{HTTP_PATH}", listener.local_addr()?);
+    if http_options.console.is_some() {
+        eprintln!("serving the operator's console on http://{}{CONSOLE_PATH}", listener.local_addr()?);
+    }
     let shutdown = toolhost::serve::shutdown_signal();
     toolhost::serve::serve_http_on(host, options.caller, listener, http_options, shutdown).await?;
     Ok(ExitCode::SUCCESS)

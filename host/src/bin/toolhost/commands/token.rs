@@ -1,4 +1,4 @@
-//! `toolhost token new AGENT`: a bearer token for the HTTP server, and the `[[token]]` entry that stores only its digest.
+//! `toolhost token new NAME`: a bearer token for the HTTP server (or an operator's for the console), and the entry that stores only its digest.
 
 use std::process::ExitCode;
 
@@ -6,21 +6,26 @@ use crate::output::print_line;
 
 #[derive(clap::Subcommand)]
 pub enum Args {
-    /// A new random token for AGENT.
+    /// A new random token for an agent (a `[[token]]`), or with --operator for a person
+    /// at the console (a `[[console.operator]]`).
     New {
-        /// The agent the token stands for.
-        agent: String,
+        /// The agent (or the operator) the token stands for.
+        name: String,
+        /// The token is an operator's, for the console; never use it as an agent's.
+        #[arg(long)]
+        operator: bool,
     },
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let Args::New { agent } = args;
+    let Args::New { name, operator } = args;
     let (token, sha256) =
         toolhost::serve::new_token().map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
     print_line(&token);
-    let agent = toml::Value::String(agent);
+    let name = toml::Value::String(name);
+    let (table, key) = if operator { ("[[console.operator]]", "name") } else { ("[[token]]", "agent") };
     eprintln!(
-        "# add to toolhost.toml (the token itself is stored nowhere):\n[[token]]\nagent = {agent}\nsha256 = \"{sha256}\""
+        "# add to toolhost.toml (the token itself is stored nowhere):\n{table}\n{key} = {name}\nsha256 = \"{sha256}\""
     );
     Ok(ExitCode::SUCCESS)
 }
