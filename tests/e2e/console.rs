@@ -210,6 +210,8 @@ fn the_console_lets_in_only_a_signed_in_operator_from_its_own_pages() {
     // A sign-out forgets the cookie in the browser; a forged cookie never opened.
     let forged = format!("{}x", cookie);
     assert_eq!(console.request("GET", "/console/api/tools", &[("Cookie", &forged)], "").status, 401);
+    let kept = console.request("POST", "/console/logout", &[("Cookie", cookie.as_str())], "");
+    assert_eq!(kept.status, 403, "signing out needs the CSRF token too: {kept:?}");
     let out =
         console.request("POST", "/console/logout", &[("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str())], "");
     assert_eq!(out.status, 204);
@@ -262,10 +264,23 @@ fn an_answer_on_one_replica_reaches_the_call_waiting_on_another_once() {
     assert!(question["input"].as_str().unwrap().contains("2 ^ 10"), "{question}");
     assert_eq!(question["risk"], "high");
     let path = format!("/console/api/approvals/{}", question["id"].as_str().unwrap());
-    let headers = [("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str()), ("Content-Type", "application/json")];
+    // Without the CSRF token, an answer is refused.
+    let json_type = ("Content-Type", "application/json");
     let yes = json!({ "approve": true }).to_string();
-    let answered = raw_request(&other_addr, "POST", &path, &headers, &yes);
-    assert_eq!(answered.status, 200, "{answered:?}");
+    let no_csrf = raw_request(&other_addr, "POST", &path, &[("Cookie", cookie.as_str()), json_type], &yes);
+    assert_eq!(no_csrf.status, 403, "{no_csrf:?}");
+    // Two operators answer at once, one on each replica, while the call waits: one
+    // answer is taken, the other refused.
+    let headers = [("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str()), json_type];
+    let answers: Vec<u16> = std::thread::scope(|scope| {
+        let answering: Vec<_> = [&console.addr, &other_addr]
+            .into_iter()
+            .map(|addr| scope.spawn(|| raw_request(addr, "POST", &path, &headers, &yes).status))
+            .collect();
+        answering.into_iter().map(|answer| answer.join().unwrap()).collect()
+    });
+    assert_eq!(answers.iter().filter(|status| **status == 200).count(), 1, "{answers:?}");
+    assert!(answers.iter().all(|status| matches!(status, 200 | 404 | 409)), "{answers:?}");
     let seen = waiting.join().unwrap();
     assert_eq!(seen["results"][0]["structured"], json!({ "value": 1024.0 }), "{seen}");
     // The answer was used: on either replica, it is gone.
@@ -279,9 +294,14 @@ fn an_answer_on_one_replica_reaches_the_call_waiting_on_another_once() {
 
 #[test]
 fn the_console_is_off_unless_configured() {
-    let console = Console::start("");
-    assert_eq!(console.request("GET", "/console/tools", &[], "").status, 404);
-    assert_eq!(console.request("GET", "/console/login", &[], "").status, 404);
+    let operator = format!("[[console.operator]]\nname = \"alice\"\nsha256 = \"{}\"\n", hex_digest(OPERATOR_TOKEN));
+    for config in [String::new(), format!("[console]\nenabled = false\n{operator}")] {
+        let console = Console::start(&config);
+        assert_eq!(console.request("GET", "/console/tools", &[], "").status, 404, "{config}");
+        let form = [("Content-Type", "application/x-www-form-urlencoded")];
+        let sign_in = console.request("POST", "/console/login", &form, &format!("token={OPERATOR_TOKEN}"));
+        assert_eq!(sign_in.status, 404, "{config}");
+    }
 }
 
 /// Where the browser test puts its screenshots: `docs/console/` when

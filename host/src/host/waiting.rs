@@ -3,13 +3,14 @@
 //! A call whose approval goes to the console ([`crate::policy::ApproveVia`]) puts its
 //! question in the host's own bucket of the store (`toolhost:approvals`, which no guest
 //! can name) and waits. Any replica on the same store lists the questions and takes an
-//! operator's answer. The answer is claimed once across every replica
-//! ([`crate::storage::Storage::claim_once`]), so two operators, or one clicking twice, cannot both
-//! answer. It is handed straight to the call when the call waits in the same process,
-//! and otherwise written beside the question for the waiting replica, which looks every
-//! [`POLL`]. A question leaves the store when its call is answered, ends, or gives up
-//! after [`APPROVAL_WAIT`]; one left by a killed replica is past its time, listed no
-//! more, and deleted by the next listing.
+//! operator's answer. The answer is written beside the question only if none is there
+//! yet, in one step for every replica, so two operators, or one clicking twice, cannot
+//! both answer. It is also handed straight to the call when the call waits in the same
+//! process; a call on another replica finds it within [`POLL`]. A question leaves the
+//! store when its call is answered, ends, or gives up after [`APPROVAL_WAIT`]; one left
+//! by a killed replica is past its time, listed no more, and deleted by a later listing.
+//! An answer stays until its question's time is past, so that no second answer is
+//! taken for the same call after the first one ended it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,12 @@ pub const POLL: Duration = Duration::from_millis(200);
 const INPUT_SHOWN: usize = 8192;
 /// The longest reason an operator may give, in bytes.
 pub const MAX_REASON: usize = 1024;
+/// The most calls of one process waiting for the console at once; past it, a call that
+/// needs approval is denied at once.
+pub const MAX_WAITING: usize = 256;
+/// How far another replica's clock may be behind: its questions are not deleted as
+/// expired until this long after their time here.
+const CLOCK_SKEW_MS: u64 = 60_000;
 
 fn bucket() -> BucketId {
     BucketId { owner: "toolhost".to_owned(), id: "toolhost:approvals".to_owned() }
@@ -86,6 +93,13 @@ impl OperatorAnswer {
     }
 }
 
+/// An answer as the store keeps it: until its question's time is past.
+#[derive(Serialize, Deserialize)]
+struct StoredAnswer {
+    answer: OperatorAnswer,
+    expires_ms: u64,
+}
+
 /// Why an operator's answer was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
@@ -129,7 +143,9 @@ impl Drop for Withdraw {
         let (host, id) = (self.host.clone(), std::mem::take(&mut self.id));
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let writes = vec![(question_key(&id), Write::Delete), (answer_key(&id), Write::Delete)];
+                // The answer stays until the question's time is past: while it is there,
+                // no second answer can be taken for this call on any replica.
+                let writes = vec![(question_key(&id), Write::Delete)];
                 if let Err(problem) = host.storage.write(&bucket(), writes).await {
                     tracing::warn!(
                         "cannot withdraw an approval question: {}",
@@ -162,7 +178,15 @@ impl ToolHost {
         let asked = SystemTime::now();
         let question = waiting_approval(&id, &request, asked);
         let (answer_to, mut answered) = oneshot::channel();
-        self.waiting.calls().insert(id.clone(), answer_to);
+        {
+            let mut calls = self.waiting.calls();
+            if calls.len() >= MAX_WAITING {
+                return Approval::Denied {
+                    reason: format!("{MAX_WAITING} calls already wait for the console; try again later"),
+                };
+            }
+            calls.insert(id.clone(), answer_to);
+        }
         let _withdraw = Withdraw { host: self.clone(), id: id.clone() };
         let stored = serde_json::to_vec(&question).unwrap_or_default();
         if let Err(problem) = self.storage.write(&bucket(), vec![(question_key(&id), Write::Set(stored))]).await {
@@ -182,7 +206,11 @@ impl ToolHost {
                     return Approval::Denied { reason: "no operator answered within 10 minutes".into() };
                 }
                 _ = tokio::time::sleep(POLL) => {
-                    if let Some(answer) = self.answer_from_store(&id).await {
+                    // An answer given in this process is handed over, and the one who
+                    // took this call's sender is handing it: wait for that instead.
+                    if let Some(answer) = self.answer_from_store(&id).await
+                        && self.waiting.calls().remove(&id).is_some()
+                    {
                         return answer.into_approval();
                     }
                 }
@@ -192,7 +220,7 @@ impl ToolHost {
 
     async fn answer_from_store(&self, id: &str) -> Option<OperatorAnswer> {
         let stored = self.storage.get(&bucket(), &answer_key(id)).await.ok()??;
-        serde_json::from_slice(&stored).ok()
+        serde_json::from_slice::<StoredAnswer>(&stored).ok().map(|stored| stored.answer)
     }
 
     /// The calls waiting for an operator on every replica of the store, oldest first.
@@ -202,16 +230,22 @@ impl ToolHost {
         let now = unix_ms(SystemTime::now());
         let answered: std::collections::HashSet<&str> =
             entries.iter().filter_map(|(key, _)| key.strip_prefix("a:")).collect();
-        let asked: std::collections::HashSet<&str> =
-            entries.iter().filter_map(|(key, _)| key.strip_prefix("q:")).collect();
-        // An answer whose question is gone has no call to reach.
-        let mut stale: Vec<String> =
-            answered.iter().filter(|id| !asked.contains(*id)).map(|id| answer_key(id)).collect();
+        // An answer is kept as long as its question could be answered, and a little more.
+        let past = |expires_ms: u64| expires_ms.saturating_add(CLOCK_SKEW_MS) < now;
+        let mut stale: Vec<String> = entries
+            .iter()
+            .filter(|(key, value)| {
+                key.starts_with("a:")
+                    && serde_json::from_slice::<StoredAnswer>(value).map_or(true, |stored| past(stored.expires_ms))
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
         let mut waiting = Vec::new();
         for (key, value) in &entries {
             let Some(id) = key.strip_prefix("q:") else { continue };
             match serde_json::from_slice::<WaitingApproval>(value) {
-                Ok(question) if question.expires_ms < now => stale.push(question_key(id)),
+                Ok(question) if past(question.expires_ms) => stale.push(question_key(id)),
+                Ok(question) if question.expires_ms < now => {}
                 Ok(question) if !answered.contains(id) => waiting.push(question),
                 Ok(_) => {}
                 Err(_) => stale.push(question_key(id)),
@@ -246,20 +280,18 @@ impl ToolHost {
         if expires < SystemTime::now() {
             return Err(AnswerError::NotWaiting);
         }
-        let claimed = self.storage.claim_once(&format!("console-answer:{id}"), expires).await.map_err(store_error)?;
-        if !claimed {
+        // The answer is stored only where none is yet, in one step for every replica: it
+        // is at once the claim that makes it the only answer and what the waiting
+        // replica reads.
+        let stored = StoredAnswer { answer: answer.clone(), expires_ms: question.expires_ms };
+        let stored = serde_json::to_vec(&stored).unwrap_or_default();
+        if !self.storage.set_if_absent(&bucket(), &answer_key(id), stored).await.map_err(store_error)? {
             return Err(AnswerError::AlreadyAnswered);
         }
         let local = self.waiting.calls().remove(id);
-        match local {
-            Some(answer_to) => {
-                // The call may have ended a moment ago; then the answer has no one to reach.
-                let _ = answer_to.send(answer);
-            }
-            None => {
-                let stored = serde_json::to_vec(&answer).unwrap_or_default();
-                self.storage.write(&bucket(), vec![(answer_key(id), Write::Set(stored))]).await.map_err(store_error)?;
-            }
+        if let Some(answer_to) = local {
+            // The call ended a moment ago (answered by its client, say): no one was told.
+            answer_to.send(answer).map_err(|_| AnswerError::NotWaiting)?;
         }
         Ok(())
     }

@@ -28,16 +28,10 @@ impl Storage {
     /// Claims `token`, once across every host on this store: `true` for the first
     /// claim, `false` ever after, until `forget_after` has passed.
     pub async fn claim_once(&self, token: &str, forget_after: SystemTime) -> Result<bool, StorageError> {
-        let bucket = claims_bucket();
-        let mut transaction = Transaction::new(self.backend().await?, Duration::from_secs(10));
-        let unlimited = Quota { max_bytes: u64::MAX, max_keys: u64::MAX, max_value: u64::MAX };
         let until = unix_seconds(forget_after).to_string().into_bytes();
-        let swapped =
-            transaction.swap(&bucket, token, &None, until, &unlimited).await.map_err(|e| StorageError::Backend(e.0))?;
-        if swapped.is_err() {
+        if !self.set_if_absent(&claims_bucket(), token, until).await? {
             return Ok(false);
         }
-        transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))?;
         let due = {
             let mut swept = self.claims_swept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let due = swept.elapsed() >= SWEEP_EVERY;
@@ -49,6 +43,25 @@ impl Storage {
         if due && let Err(problem) = self.forget_claims_past(SystemTime::now()).await {
             tracing::warn!("cannot forget used approvals: {}", crate::text::Escaped(&problem.to_string()));
         }
+        Ok(true)
+    }
+
+    /// Sets `key` of `bucket` (one of the host's own) to `value` unless it holds one
+    /// already, at once for every host on this store: `true` when this call set it.
+    pub(crate) async fn set_if_absent(
+        &self,
+        bucket: &BucketId,
+        key: &str,
+        value: Vec<u8>,
+    ) -> Result<bool, StorageError> {
+        let mut transaction = Transaction::new(self.backend().await?, Duration::from_secs(10));
+        let unlimited = Quota { max_bytes: u64::MAX, max_keys: u64::MAX, max_value: u64::MAX };
+        let swapped =
+            transaction.swap(bucket, key, &None, value, &unlimited).await.map_err(|e| StorageError::Backend(e.0))?;
+        if swapped.is_err() {
+            return Ok(false);
+        }
+        transaction.commit(&[]).await.map_err(|e| StorageError::Backend(e.to_string()))?;
         Ok(true)
     }
 

@@ -51,6 +51,22 @@ pub(crate) fn ask_during_call(peer: Peer<RoleServer>) -> ApprovalHook {
     })
 }
 
+/// The approver of one call whose client is asked beside the console: like
+/// [`ask_during_call`], but a client that fails to ask (an error, no answer in time)
+/// leaves the question to the console rather than deny.
+pub(crate) fn ask_beside_console(peer: Peer<RoleServer>) -> ApprovalHook {
+    Arc::new(move |request: ApprovalRequest| {
+        let peer = peer.clone();
+        async move {
+            match peer.create_elicitation_with_timeout(question(&request), Some(APPROVAL_WAIT)).await {
+                Ok(answer) => decide(&answer),
+                Err(_) => futures::future::pending().await,
+            }
+        }
+        .boxed()
+    })
+}
+
 /// The approver that asks both `one` and `other` at once: the first answer decides, and
 /// the other question is withdrawn (its future dropped).
 pub(crate) fn first_of(one: ApprovalHook, other: ApprovalHook) -> ApprovalHook {

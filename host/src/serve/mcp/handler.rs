@@ -97,7 +97,7 @@ impl McpServer {
             (ApproveVia::Console, _, _) | (ApproveVia::Both, false, _) => return Ok(console()),
             (ApproveVia::Client, false, _) => return Ok(approval::unable(approval::NO_ELICITATION)),
             (ApproveVia::Both, true, false) => {
-                return Ok(approval::first_of(approval::ask_during_call(context.peer.clone()), console()));
+                return Ok(approval::first_of(approval::ask_beside_console(context.peer.clone()), console()));
             }
             (ApproveVia::Client, true, false) => return Ok(approval::ask_during_call(context.peer.clone())),
             // A 2026-07-28 client is asked ahead, in the answer to its call.

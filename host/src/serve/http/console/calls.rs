@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::session::Operator;
 use super::{Console, query_param};
 use crate::host::{CallRecord, ToolHost};
 
@@ -141,9 +142,15 @@ pub(super) async fn recent(State(console): State<Arc<Console>>, request: Request
 }
 
 /// `GET /console/api/calls/stream?…`: each new call that passes, as a Server-Sent Event
-/// `call`, until the page goes or the server stops.
-pub(super) async fn stream(State(console): State<Arc<Console>>, request: Request) -> Response {
+/// `call`, until the page goes, the sign-in ends or the server stops.
+pub(super) async fn stream(
+    State(console): State<Arc<Console>>,
+    axum::Extension(operator): axum::Extension<Operator>,
+    request: Request,
+) -> Response {
     let filter = Filter::of(request.uri());
+    // The stream ends with the sign-in that opened it.
+    let signed_in_for = operator.expires.duration_since(SystemTime::now()).unwrap_or_default();
     let records = console.host.subscribe_calls();
     let stop = console.stop.clone();
     let events = futures::stream::unfold(records, move |mut records| {
@@ -161,7 +168,12 @@ pub(super) async fn stream(State(console): State<Arc<Console>>, request: Request
             }
         }
     });
-    let events = events.take_until(async move { stop.cancelled().await });
+    let events = events.take_until(async move {
+        tokio::select! {
+            _ = stop.cancelled() => {}
+            _ = tokio::time::sleep(signed_in_for) => {}
+        }
+    });
     Sse::new(events).keep_alive(KeepAlive::default()).into_response()
 }
 

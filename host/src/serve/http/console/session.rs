@@ -35,6 +35,8 @@ const REFUSAL_DELAY: Duration = Duration::from_millis(300);
 pub(super) struct Operator {
     pub name: String,
     pub csrf: String,
+    /// When the sign-in ends: what it opened (a live stream) ends then too.
+    pub expires: SystemTime,
 }
 
 /// Seals and opens sign-ins.
@@ -86,7 +88,8 @@ impl Sessions {
     fn open(&self, value: &str, now: SystemTime) -> Option<Operator> {
         let mut parts = value.splitn(4, '.');
         let (expires, nonce, name, mac) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-        let expires_at = UNIX_EPOCH + Duration::from_secs(expires.parse().ok()?);
+        // A time past what the clock can hold is refused, never a panic.
+        let expires_at = UNIX_EPOCH.checked_add(Duration::from_secs(expires.parse().ok()?))?;
         if expires_at < now {
             return None;
         }
@@ -97,7 +100,7 @@ impl Sessions {
             bool::from(expected.as_slice().ct_eq(&mac))
         });
         let csrf = hex(&self.mac(&[b"csrf", nonce.as_bytes()]));
-        matches.then_some(Operator { name, csrf })
+        matches.then_some(Operator { name, csrf, expires: expires_at })
     }
 
     /// The operator a request's cookie stands for.
@@ -216,12 +219,16 @@ mod tests {
         let rotated = Tokens::none().with_digest("alice", crate::serve::digest("new-token"));
         assert!(sessions(rotated).open(&sealed, now).is_none(), "a replaced token ends the sign-in");
         // Another operator's name under the same seal, or a changed expiry, does not open.
-        let (expires, rest) = sealed.split_once('.').unwrap();
-        let (nonce, rest) = rest.split_once('.').unwrap();
-        let mac = rest.split_once('.').unwrap().1;
+        let parts: Vec<&str> = sealed.split('.').collect();
+        let [expires, nonce, name, mac] = parts[..] else { panic!("four parts: {sealed}") };
+        assert_eq!(name, hex(b"alice"));
         assert!(sessions(both.clone()).open(&format!("{expires}.{nonce}.{}.{mac}", hex(b"bob")), now).is_none());
         let later = expires.parse::<u64>().unwrap() + 9999;
-        assert!(sessions(both.clone()).open(&format!("{later}.{rest}"), now).is_none());
+        let extended = format!("{later}.{nonce}.{name}.{mac}");
+        assert!(sessions(both.clone()).open(&extended, now).is_none(), "the expiry is sealed");
+        for hostile in ["99999999999999999999.a.b.c", "18446744073709551615.00.616c696365.00", "1.2.3", "", "...."] {
+            assert!(sessions(both.clone()).open(hostile, now).is_none(), "{hostile}");
+        }
         let other_key = Sessions::new(&ApprovalKey::random().unwrap(), both, Duration::from_secs(3600));
         assert!(other_key.open(&sealed, now).is_none(), "another key");
     }
