@@ -16,6 +16,10 @@
 //! install replaces `<file>.toml` only when it is still exactly what was shipped. An
 //! edited one is kept and the install says so.
 //!
+//! Then `toolhost compile` compiles the installed components into the host's compile
+//! cache (`toolhost paths`' `cache`), so a host that serves the stdlib compiles nothing
+//! at start.
+//!
 //! Without `--dir`, the directory is the host's own default, as `toolhost paths` prints
 //! it (`$TOOLHOST_STDLIB_DIR`, else `$XDG_DATA_HOME/toolhost/stdlib`, else
 //! `~/.local/share/toolhost/stdlib`): asking the host keeps one rule in one place.
@@ -50,6 +54,7 @@ pub fn stdlib(args: &[String], root: &Path, target_dir: &Path) -> Result<(), Str
     for stdlib_crate in &crates {
         install(stdlib_crate, &built, &dir)?;
     }
+    precompile(root, &dir)?;
     println!(
         "{} stdlib components in {}; `toolhost list` serves them (bare names work too). \
          Grants are the operator's: see docs/stdlib.md",
@@ -61,14 +66,18 @@ pub fn stdlib(args: &[String], root: &Path, target_dir: &Path) -> Result<(), Str
 
 /// The host's default stdlib directory: the `stdlib` line of `toolhost paths`.
 fn default_dir(root: &Path) -> Result<PathBuf, String> {
-    let output = crate::nested_cargo::cargo()
-        .current_dir(root)
-        .args(["run", "--release", "--quiet", "-p", "toolhost", "--bin", "toolhost", "--", "paths"])
+    host_path(root, "stdlib").map_err(|e| format!("{e}; pass --dir DIR"))
+}
+
+/// The `name` line of `toolhost paths`: where the host keeps that by default.
+fn host_path(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let output = toolhost(root)
+        .arg("paths")
         .output()
-        .map_err(|e| format!("cannot run cargo to ask toolhost for its stdlib directory: {e}"))?;
+        .map_err(|e| format!("cannot run cargo to ask toolhost for its {name} directory: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "`toolhost paths` failed ({}), so the default stdlib directory is unknown; pass --dir DIR\n{}",
+            "`toolhost paths` failed ({}), so the default {name} directory is unknown\n{}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         ));
@@ -76,9 +85,32 @@ fn default_dir(root: &Path) -> Result<PathBuf, String> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     stdout
         .lines()
-        .find_map(|line| line.strip_prefix("stdlib").filter(|rest| rest.starts_with([' ', '\t'])))
+        .find_map(|line| line.strip_prefix(name).filter(|rest| rest.starts_with([' ', '\t'])))
         .map(|rest| PathBuf::from(rest.trim()))
-        .ok_or_else(|| format!("`toolhost paths` printed no `stdlib DIR` line; pass --dir DIR\n{stdout}"))
+        .ok_or_else(|| format!("`toolhost paths` printed no `{name} DIR` line\n{stdout}"))
+}
+
+/// The `toolhost` command, built as the release binary.
+fn toolhost(root: &Path) -> std::process::Command {
+    let mut command = crate::nested_cargo::cargo();
+    command.current_dir(root).args(["run", "--release", "--quiet", "-p", "toolhost", "--bin", "toolhost", "--"]);
+    command
+}
+
+/// Compiles the installed stdlib with `toolhost compile` (Cranelift) into the host's
+/// compile cache, so that a host serving it maps optimized code at start and compiles
+/// nothing. Only the stdlib layer is served: an empty root, and no configuration file.
+fn precompile(root: &Path, dir: &Path) -> Result<(), String> {
+    let cache = host_path(root, "cache")?;
+    let empty = std::env::temp_dir().join(format!("toolhost-stdlib-precompile-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).map_err(|e| format!("{}: {e}", empty.display()))?;
+    let mut compile = toolhost(root);
+    compile.args(["--config", "/dev/null", "--stdlib"]).arg(dir).args(["compile", "--into"]).arg(&cache).arg(&empty);
+    compile.stdout(std::process::Stdio::null());
+    println!("compiling the stdlib into {} (the host maps it at start)", cache.display());
+    let compiled = crate::run(compile);
+    let _ = std::fs::remove_dir(&empty);
+    compiled
 }
 
 /// Every crate directory under `stdlib/` whose `Cargo.toml` has a

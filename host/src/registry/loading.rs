@@ -40,10 +40,9 @@ impl Loaders {
 /// Progress of a (re)load, for operators watching a slow start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadProgress {
-    /// `total` component files need loading (unchanged ones are not counted).
-    /// `total` component files need loading (unchanged ones are not counted).
+    /// `paths`, `total` of them, need loading (unchanged ones are not counted).
     #[allow(missing_docs)]
-    Started { total: usize },
+    Started { total: usize, paths: Vec<PathBuf> },
     /// One finished (loaded or failed); `from_cache` tells whether it skipped compiling.
     #[allow(missing_docs)]
     Loaded { done: usize, total: usize, path: PathBuf, from_cache: bool },
@@ -78,7 +77,8 @@ impl Loading {
     pub(super) fn start(loaders: &Arc<Loaders>, to_load: Vec<ToLoad>, progress: Option<&ProgressFn>) -> Loading {
         let total = to_load.len();
         if let Some(progress) = progress {
-            progress(LoadProgress::Started { total });
+            let paths = to_load.iter().map(|load| load.found.wasm.clone()).collect();
+            progress(LoadProgress::Started { total, paths });
         }
         let mut tasks = tokio::task::JoinSet::new();
         let load_slots = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));

@@ -49,9 +49,39 @@ pub fn init_log(filter: &str, format: &str) {
     }
 }
 
-/// Shows compilation progress on a terminal; cached loads are too quick to mention.
+/// How long loading may take before the terminal is told what is being compiled.
+const QUIET_LOAD: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The files of the load under way that have not finished.
+static LOADING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Shows compilation progress on a terminal: a load that takes over a second says which
+/// files it is compiling, then each compiled one as it finishes (cached loads are too
+/// quick to mention).
 pub fn print_progress(progress: LoadProgress) {
-    if let LoadProgress::Loaded { done, total, path, from_cache: false } = progress {
-        eprintln!("compiled {done}/{total}: {}", Escaped(&path.display().to_string()));
+    let loading = || LOADING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match progress {
+        LoadProgress::Started { paths, .. } if !paths.is_empty() => {
+            *loading() = paths;
+            std::thread::spawn(move || {
+                std::thread::sleep(QUIET_LOAD);
+                let pending = loading().clone();
+                if !pending.is_empty() {
+                    let names: Vec<String> =
+                        pending.iter().map(|p| Escaped(&p.display().to_string()).to_string()).collect();
+                    eprintln!(
+                        "compiling {} (first use; the compile cache keeps the code for the next start)",
+                        names.join(", ")
+                    );
+                }
+            });
+        }
+        LoadProgress::Loaded { done, total, path, from_cache } => {
+            loading().retain(|pending| *pending != path);
+            if !from_cache {
+                eprintln!("compiled {done}/{total}: {}", Escaped(&path.display().to_string()));
+            }
+        }
+        LoadProgress::Started { .. } => {}
     }
 }
