@@ -562,6 +562,21 @@ pub fn spawn_http_server(mut command: Command) -> Result<(std::process::Child, S
     Ok((child, addr))
 }
 
+/// Compiles the components of `tools` into the compile cache `cache` with the optimizing
+/// compiler (a one-shot command does), so that servers started next map their code from
+/// it, as a restarted server does.
+pub fn fill_compile_cache(toolhost: &Path, tools: &Path, cache: &Path) {
+    let filled = Command::new(toolhost)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("list")
+        .arg(tools)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("toolhost list");
+    assert!(filled.success());
+}
+
 /// A child process killed (and reaped) when dropped, whether the test passed or not.
 pub struct KilledOnDrop(pub std::process::Child);
 

@@ -19,12 +19,12 @@
 //! Run with `WASSETTE_BIN=… cargo xtask bench --bench peer`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolhost_tests::wire::{HttpSession, StdioSession, percentile};
-use toolhost_tests::{ToolsDir, component, toolhost_bin, with_custom_section};
+use toolhost_tests::wire::{self, HttpSession, StdioSession, percentile};
+use toolhost_tests::{KilledOnDrop, ToolsDir, component, fill_compile_cache, toolhost_bin, with_custom_section};
 
 const ROUNDS: usize = 10;
 const CALLS_PER_ROUND: usize = 150;
@@ -47,7 +47,7 @@ fn main() {
     let toolhost = toolhost_bin();
     let cache = tempfile::tempdir().expect("cache dir");
     let one = Toolset::new(1);
-    fill_cache(&toolhost, &one, cache.path());
+    fill_compile_cache(&toolhost, one.path(), cache.path());
     let servers = Servers { toolhost: &toolhost, wassette: wassette.as_deref(), cache: cache.path() };
     let wassette_tool = wassette.as_deref().map(|bin| wassette_tool_name(bin, &one));
     let arguments = json!({ "a": 2, "b": 3 });
@@ -102,7 +102,7 @@ fn main() {
 
 /// Sequential round trips and 8 sessions' calls/s over Streamable HTTP.
 fn http_rows(servers: &Servers, one: &Toolset, tool_of: &dyn Fn(&str) -> String, arguments: &serde_json::Value) {
-    let mut running: Vec<(&str, Server, String)> = Vec::new();
+    let mut running: Vec<(&str, KilledOnDrop, String)> = Vec::new();
     let (toolhost, address) = start_toolhost_http(servers.toolhost, one.path(), servers.cache);
     running.push(("toolhost", toolhost, address));
     if let Some(wassette) = servers.wassette {
@@ -139,7 +139,13 @@ fn http_rows(servers: &Servers, one: &Toolset, tool_of: &dyn Fn(&str) -> String,
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); running.len()];
     for _ in 0..THROUGHPUT_ROUNDS {
         for (index, (name, _, address)) in running.iter().enumerate() {
-            rates[index].push(http_sessions_rate(address, &tool_of(name), arguments));
+            rates[index].push(wire::http_sessions_rate(
+                address,
+                HTTP_SESSIONS,
+                HTTP_CALLS_PER_SESSION,
+                &tool_of(name),
+                arguments,
+            ));
         }
     }
     for ((name, _, _), rates) in running.iter().zip(&mut rates) {
@@ -152,7 +158,7 @@ fn http_rows(servers: &Servers, one: &Toolset, tool_of: &dyn Fn(&str) -> String,
 fn start_rows(servers: &Servers) {
     for count in [1, 10, 100] {
         let toolset = Toolset::new(count);
-        fill_cache(servers.toolhost, &toolset, servers.cache);
+        fill_compile_cache(servers.toolhost, toolset.path(), servers.cache);
         let mut commands: Vec<(&str, Command)> = vec![("toolhost", servers.toolhost_stdio(&toolset))];
         if let Some(wassette) = servers.wassette {
             commands.push(("wassette", wassette_stdio(wassette, &toolset)));
@@ -263,23 +269,14 @@ fn wassette_tool_name(wassette: &Path, toolset: &Toolset) -> String {
         .to_owned()
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_toolhost_http(toolhost: &Path, tools: &Path, cache: &Path) -> (Server, String) {
+fn start_toolhost_http(toolhost: &Path, tools: &Path, cache: &Path) -> (KilledOnDrop, String) {
     let mut command = Command::new(toolhost);
     command.arg("--cache-dir").arg(cache).arg("serve").arg(tools).args(["--http", "127.0.0.1:0"]);
     let (child, address) = toolhost_tests::spawn_http_server(command).expect("toolhost serve --http starts");
-    (Server(child), address)
+    (KilledOnDrop(child), address)
 }
 
-fn start_wassette_http(wassette: &Path, toolset: &Toolset) -> Server {
+fn start_wassette_http(wassette: &Path, toolset: &Toolset) -> KilledOnDrop {
     assert!(
         std::net::TcpStream::connect(WASSETTE_HTTP).is_err(),
         "something already listens on {WASSETTE_HTTP}, wassette's fixed address"
@@ -298,39 +295,7 @@ fn start_wassette_http(wassette: &Path, toolset: &Toolset) -> Server {
         assert!(Instant::now() < deadline, "wassette did not listen on {WASSETTE_HTTP}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    Server(child)
-}
-
-/// Calls/s of 8 keep-alive sessions calling at once.
-fn http_sessions_rate(address: &str, tool: &str, arguments: &serde_json::Value) -> f64 {
-    let mut sessions: Vec<HttpSession> =
-        (0..HTTP_SESSIONS).map(|_| HttpSession::start(address, "/mcp", None)).collect();
-    let started = Instant::now();
-    std::thread::scope(|scope| {
-        for session in &mut sessions {
-            scope.spawn(move || {
-                for _ in 0..HTTP_CALLS_PER_SESSION {
-                    let response = session.call(tool, arguments);
-                    assert!(response.get("result").is_some(), "{response}");
-                }
-            });
-        }
-    });
-    (HTTP_SESSIONS * HTTP_CALLS_PER_SESSION) as f64 / started.elapsed().as_secs_f64()
-}
-
-/// Compiles the toolset into the cache (a one-shot command does), so that toolhost
-/// starts from it as a restarted server does.
-fn fill_cache(toolhost: &Path, toolset: &Toolset, cache: &Path) {
-    let filled = Command::new(toolhost)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("list")
-        .arg(toolset.path())
-        .stdout(Stdio::null())
-        .status()
-        .expect("toolhost list");
-    assert!(filled.success());
+    KilledOnDrop(child)
 }
 
 fn rss_mb(pid: u32) -> f64 {

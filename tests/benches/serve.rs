@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost::EngineSettings;
-use toolhost_tests::wire::{HttpSession, StdioSession, percentile};
-use toolhost_tests::{ToolsDir, component, toolhost_bin, with_custom_section};
+use toolhost_tests::wire::{self, HttpSession, StdioSession, percentile};
+use toolhost_tests::{ToolsDir, component, fill_compile_cache, toolhost_bin, with_custom_section};
 
 /// Sequential calls: rounds of this many calls per server, after one round of warm-up.
 const ROUNDS: usize = 20;
@@ -49,7 +49,7 @@ fn main() {
     let toolhost = toolhost_bin();
     let arguments = json!({ "numbers": [1, 2] });
     // Every server answers from optimized code from its first call.
-    fill_cache(&toolhost, tools.path(), cache.path());
+    fill_compile_cache(&toolhost, tools.path(), cache.path());
     let launcher = Servers { toolhost: &toolhost, tools: tools.path(), cache: cache.path() };
 
     // Sequential latency, in each placement. On these VMs a wake-up on the other core
@@ -306,19 +306,7 @@ fn micros(duration: Duration) -> f64 {
 
 /// Calls/s of `HTTP_SESSIONS` sessions calling at once, each on its own connection.
 fn http_sessions_rate(address: &str, arguments: &serde_json::Value) -> f64 {
-    let mut sessions: Vec<HttpSession> =
-        (0..HTTP_SESSIONS).map(|_| HttpSession::start(address, "/mcp", None)).collect();
-    let started = Instant::now();
-    std::thread::scope(|scope| {
-        for session in &mut sessions {
-            scope.spawn(move || {
-                for _ in 0..HTTP_CALLS_PER_SESSION {
-                    session.call("math.add", arguments);
-                }
-            });
-        }
-    });
-    (HTTP_SESSIONS * HTTP_CALLS_PER_SESSION) as f64 / started.elapsed().as_secs_f64()
+    wire::http_sessions_rate(address, HTTP_SESSIONS, HTTP_CALLS_PER_SESSION, "math.add", arguments)
 }
 
 /// `toolhost serve --http 127.0.0.1:0` on `tools`, and the address it printed.
@@ -370,26 +358,12 @@ fn start_with_components(toolhost: &Path, count: usize, cache: &Path) -> (usize,
     for i in 0..count {
         tools.write(&format!("ns{i}"), "math.wasm", &with_custom_section(&math, "rss", i.to_string().as_bytes()));
     }
-    fill_cache(toolhost, tools.path(), cache);
+    fill_compile_cache(toolhost, tools.path(), cache);
     let (server, address) = start_http(toolhost, tools.path(), cache);
     let mut session = HttpSession::start(&address, "/mcp", None);
     let listed = session.post(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
     assert_eq!(listed.status, 200);
     (count, server, tools)
-}
-
-/// Compiles the components of `tools` into `cache` with the optimizing compiler (a
-/// one-shot command does), so that servers started next map their code from it.
-fn fill_cache(toolhost: &Path, tools: &Path, cache: &Path) {
-    let filled = Command::new(toolhost)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("list")
-        .arg(tools)
-        .stdout(Stdio::null())
-        .status()
-        .expect("toolhost list");
-    assert!(filled.success());
 }
 
 /// The CPU time process `pid` has used so far, in all its threads that still run

@@ -362,3 +362,21 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
     sorted[rank.min(sorted.len() - 1)]
 }
+
+/// Calls/s of `sessions` keep-alive sessions with the server at `address`, each making
+/// `calls` calls of `tool` at once with the others, each on its own connection.
+pub fn http_sessions_rate(address: &str, sessions: usize, calls: usize, tool: &str, arguments: &Value) -> f64 {
+    let mut open: Vec<HttpSession> = (0..sessions).map(|_| HttpSession::start(address, "/mcp", None)).collect();
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for session in &mut open {
+            scope.spawn(move || {
+                for _ in 0..calls {
+                    let response = session.call(tool, arguments);
+                    assert!(response.get("result").is_some(), "{response}");
+                }
+            });
+        }
+    });
+    (sessions * calls) as f64 / started.elapsed().as_secs_f64()
+}
