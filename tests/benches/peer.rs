@@ -58,31 +58,7 @@ fn main() {
         "wassette" => wassette_tool.clone().expect("wassette's tool"),
         _ => TOOLHOST_TOOL.to_owned(),
     };
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); stdio.len()];
-    for round in 0..=ROUNDS {
-        for (index, (name, session)) in stdio.iter_mut().enumerate() {
-            let tool = tool_of(name);
-            for _ in 0..CALLS_PER_ROUND {
-                let started = Instant::now();
-                let response = session.call(&tool, &arguments);
-                let elapsed = started.elapsed();
-                assert!(response.get("result").is_some(), "{name}: {response}");
-                if round > 0 {
-                    samples[index].push(elapsed);
-                }
-            }
-        }
-    }
-    for (name, samples) in names.iter().zip(&mut samples) {
-        samples.sort();
-        let (p50, p99) = (percentile(samples, 50.0), percentile(samples, 99.0));
-        println!(
-            "peer/{:<40} p50 {:>7.1} µs  p99 {:>7.1} µs",
-            format!("stdio sequential, {name}"),
-            micros(p50),
-            micros(p99)
-        );
-    }
+    sequential_rows("stdio", &mut stdio, |session, tool| session.call(tool, &arguments), &tool_of);
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); stdio.len()];
     for _ in 0..THROUGHPUT_ROUNDS {
         for (index, (name, session)) in stdio.iter_mut().enumerate() {
@@ -108,34 +84,10 @@ fn http_rows(servers: &Servers, one: &Toolset, tool_of: &dyn Fn(&str) -> String,
     if let Some(wassette) = servers.wassette {
         running.push(("wassette", start_wassette_http(wassette, one), WASSETTE_HTTP.to_owned()));
     }
-    let mut sessions: Vec<HttpSession> =
-        running.iter().map(|(_, _, address)| HttpSession::start(address, "/mcp", None)).collect();
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); running.len()];
-    for round in 0..=ROUNDS {
-        for (index, session) in sessions.iter_mut().enumerate() {
-            let tool = tool_of(running[index].0);
-            for _ in 0..CALLS_PER_ROUND {
-                let started = Instant::now();
-                let response = session.call(&tool, arguments);
-                let elapsed = started.elapsed();
-                assert!(response.get("result").is_some(), "{}: {response}", running[index].0);
-                if round > 0 {
-                    samples[index].push(elapsed);
-                }
-            }
-        }
-    }
-    for ((name, _, _), samples) in running.iter().zip(&mut samples) {
-        samples.sort();
-        let (p50, p99) = (percentile(samples, 50.0), percentile(samples, 99.0));
-        println!(
-            "peer/{:<40} p50 {:>7.1} µs  p99 {:>7.1} µs",
-            format!("http sequential, {name}"),
-            micros(p50),
-            micros(p99)
-        );
-    }
-    drop(sessions);
+    let sessions = running.iter().map(|(_, _, address)| HttpSession::start(address, "/mcp", None));
+    let mut named: Vec<(&str, HttpSession)> = running.iter().map(|(name, _, _)| *name).zip(sessions).collect();
+    sequential_rows("http", &mut named, |session, tool| session.call(tool, arguments), tool_of);
+    drop(named);
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); running.len()];
     for _ in 0..THROUGHPUT_ROUNDS {
         for (index, (name, _, address)) in running.iter().enumerate() {
@@ -181,6 +133,41 @@ fn start_rows(servers: &Servers) {
                 rss
             );
         }
+    }
+}
+
+/// Sequential calls, the servers taking turns round after round (the first round warms
+/// up), and each server's p50 and p99 printed as a row of `transport`.
+fn sequential_rows<S>(
+    transport: &str,
+    sessions: &mut [(&str, S)],
+    call: impl Fn(&mut S, &str) -> serde_json::Value,
+    tool_of: &dyn Fn(&str) -> String,
+) {
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); sessions.len()];
+    for round in 0..=ROUNDS {
+        for ((name, session), samples) in sessions.iter_mut().zip(&mut samples) {
+            let tool = tool_of(name);
+            for _ in 0..CALLS_PER_ROUND {
+                let started = Instant::now();
+                let response = call(session, &tool);
+                let elapsed = started.elapsed();
+                assert!(response.get("result").is_some(), "{name}: {response}");
+                if round > 0 {
+                    samples.push(elapsed);
+                }
+            }
+        }
+    }
+    for ((name, _), samples) in sessions.iter().zip(&mut samples) {
+        samples.sort();
+        let (p50, p99) = (percentile(samples, 50.0), percentile(samples, 99.0));
+        println!(
+            "peer/{:<40} p50 {:>7.1} µs  p99 {:>7.1} µs",
+            format!("{transport} sequential, {name}"),
+            micros(p50),
+            micros(p99)
+        );
     }
 }
 

@@ -302,12 +302,11 @@ fn store_error(problem: impl std::fmt::Display) -> AnswerError {
 }
 
 fn waiting_approval(id: &str, request: &ApprovalRequest, asked: SystemTime) -> WaitingApproval {
-    let input = crate::text::for_terminal(&request.input.to_string()).into_owned();
     WaitingApproval {
         id: id.to_owned(),
         caller: request.caller.clone(),
         tool: request.tool.clone(),
-        input: crate::text::bounded(input, INPUT_SHOWN).replace(" … (", " … (NOT SHOWN: "),
+        input: request.input_shown(INPUT_SHOWN),
         risk: request.risk,
         reason: request.reason.clone(),
         asked_ms: unix_ms(asked),

@@ -38,8 +38,7 @@ impl ApprovalRequest {
     /// bidi overrides), and past `input_shown` bytes cut with `NOT SHOWN: N more bytes`,
     /// never silently.
     pub fn question(&self, input_shown: usize) -> String {
-        let input = crate::text::for_terminal(&self.input.to_string()).into_owned();
-        let input = crate::text::bounded(input, input_shown).replace(" … (", " … (NOT SHOWN: ");
+        let input = self.input_shown(input_shown);
         format!(
             "{} asks to run {} (risk: {}): {}.\nInput: {input}",
             crate::text::for_terminal(&self.caller.to_string()),
@@ -47,6 +46,13 @@ impl ApprovalRequest {
             self.risk,
             crate::text::for_terminal(&self.reason),
         )
+    }
+
+    /// The input as the person asked sees it: JSON text, escaped (controls, bidi
+    /// overrides), past `input_shown` bytes cut with `NOT SHOWN: N more bytes`.
+    pub fn input_shown(&self, input_shown: usize) -> String {
+        let input = crate::text::for_terminal(&self.input.to_string()).into_owned();
+        crate::text::bounded(input, input_shown).replace(" … (", " … (NOT SHOWN: ")
     }
 }
 

@@ -39,15 +39,8 @@ const INPUT_SHOWN: usize = 8192;
 
 /// The approver of one call whose client can be asked during the call.
 pub(crate) fn ask_during_call(peer: Peer<RoleServer>) -> ApprovalHook {
-    Arc::new(move |request: ApprovalRequest| {
-        let peer = peer.clone();
-        async move {
-            match peer.create_elicitation_with_timeout(question(&request), Some(APPROVAL_WAIT)).await {
-                Ok(answer) => decide(&answer),
-                Err(error) => Approval::Denied { reason: format!("the client could not ask for approval: {error}") },
-            }
-        }
-        .boxed()
+    elicit(peer, |error| async move {
+        Approval::Denied { reason: format!("the client could not ask for approval: {error}") }
     })
 }
 
@@ -55,12 +48,21 @@ pub(crate) fn ask_during_call(peer: Peer<RoleServer>) -> ApprovalHook {
 /// [`ask_during_call`], but a client that fails to ask (an error, no answer in time)
 /// leaves the question to the console rather than deny.
 pub(crate) fn ask_beside_console(peer: Peer<RoleServer>) -> ApprovalHook {
+    elicit(peer, |_| futures::future::pending())
+}
+
+/// Asks the person behind `peer` with the approval form, at most [`APPROVAL_WAIT`]; an
+/// answer decides, and a failure to ask is what `failed` makes of it.
+fn elicit<F>(peer: Peer<RoleServer>, failed: fn(rmcp::service::ServiceError) -> F) -> ApprovalHook
+where
+    F: std::future::Future<Output = Approval> + Send + 'static,
+{
     Arc::new(move |request: ApprovalRequest| {
         let peer = peer.clone();
         async move {
             match peer.create_elicitation_with_timeout(question(&request), Some(APPROVAL_WAIT)).await {
                 Ok(answer) => decide(&answer),
-                Err(_) => futures::future::pending().await,
+                Err(error) => failed(error).await,
             }
         }
         .boxed()
