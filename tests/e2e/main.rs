@@ -23,6 +23,7 @@ mod limits;
 // Where host/build.rs orders the link (LLD on x86-64 Linux).
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod link_order;
+mod listings;
 mod load_errors;
 mod mcp;
 mod native;

@@ -41,6 +41,7 @@ pub struct ToolHostBuilder {
     resolver: Arc<dyn Resolve>,
     storage: StorageSetting,
     namespaces: Option<Vec<String>>,
+    only_tool: Option<String>,
     audit_jsonl: Option<PathBuf>,
     max_concurrent_calls: usize,
     serve_while_loading: bool,
@@ -66,6 +67,7 @@ impl Default for ToolHostBuilder {
             resolver: Arc::new(SystemResolver),
             storage: StorageSetting::default(),
             namespaces: None,
+            only_tool: None,
             audit_jsonl: None,
             max_concurrent_calls: 64,
             serve_while_loading: false,
@@ -122,6 +124,17 @@ impl ToolHostBuilder {
     /// call: a slow or broken component elsewhere costs it nothing.
     pub fn only_namespaces(mut self, namespaces: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.namespaces = Some(namespaces.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Loads only what a call of `namespace/tool` needs, for a host that answers that one
+    /// call: the files of `namespace` (as [`Self::only_namespaces`]), less those the
+    /// compile cache's listings show do not offer `tool`. Precedence and same-layer
+    /// conflicts hold, since only a file offering `tool` can take part in either; a file
+    /// never listed before is loaded (its code compiled) to learn its tools.
+    pub fn only_tool(mut self, namespace: &str, tool: &str) -> Self {
+        self.namespaces = Some(vec![namespace.to_owned()]);
+        self.only_tool = Some(tool.to_owned());
         self
     }
 
@@ -284,6 +297,7 @@ impl ToolHostBuilder {
             defaults: self.defaults,
             ceilings,
             namespaces: self.namespaces.take(),
+            only_tool: self.only_tool.take(),
             pins: ArcSwap::from_pointee(std::mem::take(&mut self.pins)),
         }))
     }

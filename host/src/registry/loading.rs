@@ -26,6 +26,9 @@ pub(crate) struct Loaders {
     pub ceilings: Ceilings,
     /// The only namespaces discovered, when the host serves a few (a one-shot call).
     pub namespaces: Option<Vec<String>>,
+    /// The one tool (of those namespaces) a one-shot call needs: a file whose kept
+    /// listing shows it does not offer it is not loaded.
+    pub only_tool: Option<String>,
     /// The digests `toolhost.lock` pins files to; replaced when the lock changes.
     pub pins: ArcSwap<HashMap<PathBuf, Pin>>,
 }
@@ -86,7 +89,13 @@ impl Loading {
             let (loaders, load_slots) = (loaders.clone(), load_slots.clone());
             tasks.spawn(async move {
                 let _slot = load_slots.acquire_owned().await;
-                let result = load_catching_panics(&loaders.components, &found, last_good.as_deref()).await;
+                if let Some(tool) = &loaders.only_tool
+                    && loaders.components.listed_without(&found.wasm, tool).await
+                {
+                    tracing::debug!(file = %found.wasm.display(), "not loaded: its listing has no `{}`", Escaped(tool));
+                    return (order, slot_from(found, fingerprint, Ok(None), last_good));
+                }
+                let result = load_catching_panics(&loaders.components, &found, last_good.as_deref()).await.map(Some);
                 (order, slot_from(found, fingerprint, result, last_good))
             });
         }
@@ -132,13 +141,13 @@ async fn load_catching_panics(
 fn slot_from(
     found: Discovered,
     fingerprint: Fingerprint,
-    result: Result<Arc<LoadedComponent>, LoadError>,
+    result: Result<Option<Arc<LoadedComponent>>, LoadError>,
     last_good: Option<Arc<LoadedComponent>>,
 ) -> ComponentSlot {
     let (loaded, error) = match result {
         // Stamped after the read: an edit during the load itself is seen at the next
-        // change of any of the component's files.
-        Ok(component) => (Some(component), None),
+        // change of any of the component's files. `None`: not loaded, on purpose.
+        Ok(component) => (component, None),
         Err(error) => {
             match &last_good {
                 Some(_) => tracing::warn!("{} (the last good version keeps serving)", Escaped(&error.to_string())),

@@ -34,6 +34,10 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+/// The directory, beside the engines' directories, of what components list: it holds no
+/// code, so every engine reads it.
+const LISTINGS: &str = "listings";
+
 /// The checksum file: this magic, then the BLAKE3 of the entry.
 const MAGIC: &[u8; 16] = b"toolhost-cwasm2\n";
 const SUM_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
@@ -42,8 +46,11 @@ const SUM_LEN: usize = MAGIC.len() + blake3::OUT_LEN;
 #[derive(Debug, Clone)]
 pub struct CompileCache {
     dir: PathBuf,
+    /// What each component lists, by content hash, for every engine
+    /// ([`super::listings`]).
+    pub(super) listings: PathBuf,
     /// Read, never written (a precompiled cache).
-    read_only: bool,
+    pub(super) read_only: bool,
 }
 
 /// Why a precompiled cache is not used.
@@ -78,11 +85,13 @@ pub enum Miss {
 impl CompileCache {
     /// Opens (creating) the cache for `engine` under `base`.
     pub fn open(base: &Path, engine: &Engine) -> std::io::Result<Self> {
-        let dir = base.join(engine_key(engine));
-        create_private_dir(&dir)?;
-        check_trusted(base, &dir, Owners::Me)?;
-        remove_unfinished_writes(&dir, UNFINISHED_WRITE_AGE);
-        Ok(CompileCache { dir, read_only: false })
+        let (dir, listings) = (base.join(engine_key(engine)), base.join(LISTINGS));
+        for dir in [&dir, &listings] {
+            create_private_dir(dir)?;
+            check_trusted(base, dir, Owners::Me)?;
+            remove_unfinished_writes(dir, UNFINISHED_WRITE_AGE);
+        }
+        Ok(CompileCache { dir, listings, read_only: false })
     }
 
     /// Opens the precompiled cache under `base` for `engine`, to read only.
@@ -92,14 +101,18 @@ impl CompileCache {
         if !dir.is_dir() {
             let mut found: Vec<String> = std::fs::read_dir(base)?
                 .flatten()
-                .filter(|entry| entry.path().is_dir())
+                .filter(|entry| entry.path().is_dir() && entry.file_name() != LISTINGS)
                 .map(|entry| entry.file_name().to_string_lossy().into_owned())
                 .collect();
             found.sort();
             return Err(PrecompiledError::OtherEngines { this, found });
         }
         check_trusted(base, &dir, Owners::MeOrRoot)?;
-        Ok(CompileCache { dir, read_only: true })
+        let listings = base.join(LISTINGS);
+        if listings.is_dir() {
+            check_trusted(base, &listings, Owners::MeOrRoot)?;
+        }
+        Ok(CompileCache { dir, listings, read_only: true })
     }
 
     /// The directory of this engine's entries.
@@ -145,7 +158,9 @@ impl CompileCache {
         // the checksum just proved. Entries are only ever replaced by rename, never
         // written in place, so the mapping cannot change under the component; see the
         // module docs for the trust placed in the cache directory.
-        unsafe { Component::deserialize_file(engine, &path) }.map_err(|e| corrupt(format!("{e:#}")))
+        let component = unsafe { Component::deserialize_file(engine, &path) }.map_err(|e| corrupt(format!("{e:#}")))?;
+        super::release_pages(&component);
+        Ok(component)
     }
 
     /// Stores a compiled component and returns its copy mapped from the new entry. The

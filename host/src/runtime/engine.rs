@@ -112,10 +112,23 @@ impl std::str::FromStr for Tiering {
     }
 }
 
+impl EngineSettings {
+    /// The configuration of the optimizing (Cranelift) engine of a host of these
+    /// settings, instance pool included: the one place that decides it. The host builds
+    /// its engine from it, and `tests/benches/engine.rs` builds the bare-wasmtime
+    /// yardstick from it, so that the two run on the same engine.
+    #[doc(hidden)]
+    pub fn optimized_engine_config(&self) -> Result<Config, BuildError> {
+        pooled_config(self, Tier::Optimized)
+    }
+}
+
 /// An engine of one tier.
 pub(crate) fn new_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine, BuildError> {
-    let (mut config, pool) = engine_config(settings, tier)?;
-    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    let config = match tier {
+        Tier::Optimized => settings.optimized_engine_config()?,
+        Tier::Baseline => pooled_config(settings, Tier::Baseline)?,
+    };
     Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
 }
 
@@ -124,9 +137,16 @@ pub(crate) fn new_engine(settings: &EngineSettings, tier: Tier) -> Result<Engine
 /// code does not depend on), and it reserves no instance pool, so a compile that
 /// outlives its host holds no pool.
 pub(crate) fn compiling_engine(settings: &EngineSettings) -> Result<Engine, BuildError> {
-    let (mut config, _) = engine_config(settings, Tier::Optimized)?;
+    let mut config = settings.optimized_engine_config()?;
     config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
     Engine::new(&config).map_err(|e| BuildError::Engine(format!("{e:#}")))
+}
+
+/// The configuration of an engine of `tier`, with the instance pool it runs with.
+fn pooled_config(settings: &EngineSettings, tier: Tier) -> Result<Config, BuildError> {
+    let (mut config, pool) = engine_config(settings, tier)?;
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Ok(config)
 }
 
 /// The configuration of an engine of `tier`, and the instance pool it runs with.

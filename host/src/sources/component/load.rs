@@ -18,7 +18,7 @@ use crate::contract::{self, ContractCheck, GuestToolInfo, PluginPre};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::manifest::Manifest;
 use crate::runtime::{Tier, TierEngine, Tiering};
-use crate::sandbox::{Grants, Sandbox, SandboxState, Services};
+use crate::sandbox::SandboxState;
 use crate::tool::{DeclaredOutput, ToolDef, check_set};
 use crate::trust::{self, Pin, Verified};
 
@@ -138,7 +138,7 @@ impl Components {
         };
         let imports = interfaces.imports;
         let Linked { contract, mut tools, plain, kind } =
-            self.link(path, engine, &component, instance_pre, &docs, &manifest).await.map_err(error)?;
+            self.link((path, &hash), engine, &component, instance_pre, &docs, &manifest).await.map_err(error)?;
         apply_manifest(&mut tools, &manifest).map_err(error)?;
         let code = Code { tier, engine: engine.engine.clone(), kind };
         let upgrade = match (tier, bytes) {
@@ -169,7 +169,7 @@ impl Components {
     /// The tools of linked code, by the contract it exports (or its plain functions).
     async fn link(
         &self,
-        path: &Path,
+        (path, hash): (&Path, &str),
         engine: &TierEngine,
         component: &Component,
         instance_pre: InstancePre<SandboxState>,
@@ -179,7 +179,7 @@ impl Components {
         match contract::check(&engine.engine, component) {
             ContractCheck::Supported { version } => {
                 let pre = PluginPre::new(instance_pre).map_err(|e| LoadErrorKind::Link(format!("{e:#}")))?;
-                let tools = describe_tools(self.list_tools(path, engine, &pre, manifest).await?)?;
+                let tools = describe_tools(self.listed_tools(path, hash, engine, &pre, manifest).await?)?;
                 Ok(Linked {
                     contract: Contract::Toolbox { version },
                     tools,
@@ -207,26 +207,6 @@ impl Components {
                 Ok(Linked { contract, tools, plain: functions, kind: CodeKind::Plain { pre: instance_pre, calls } })
             }
         }
-    }
-
-    /// A toolbox's tool descriptors. They must not depend on what the operator granted,
-    /// and a load is no call (nobody audits it), so listing runs with no grants at all.
-    async fn list_tools(
-        &self,
-        path: &Path,
-        engine: &TierEngine,
-        pre: &PluginPre<SandboxState>,
-        manifest: &Manifest,
-    ) -> Result<Vec<GuestToolInfo>, LoadErrorKind> {
-        let label: Arc<str> = Arc::from(path.display().to_string());
-        let sandbox = Sandbox {
-            engine: &engine.engine,
-            label,
-            limits: &manifest.limits,
-            grants: Arc::new(Grants::default()),
-            services: Services { resolver: self.resolver.clone(), storage: None, caller: None, client: None },
-        };
-        sandbox.list_tools(pre).await.result.map_err(|e| LoadErrorKind::ListTools(e.to_string()))
     }
 }
 

@@ -7,6 +7,7 @@
 mod code;
 mod compile;
 mod imports;
+mod listing;
 mod load;
 mod optimize;
 mod plain;

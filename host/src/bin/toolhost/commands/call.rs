@@ -52,9 +52,10 @@ pub async fn run(options: &HostOptions, args: Args) -> anyhow::Result<ExitCode> 
             return Ok(finish(args.report.then_some(&call), Err(Failure::Call(error))));
         }
     };
-    let namespace = toolhost::names::unmap(&name).unwrap_or_else(|| name.clone());
-    let namespace = toolhost::names::split(&namespace).map(|(namespace, _)| namespace.to_owned());
-    let host = build_for(options, dir.clone(), namespace.as_deref()).await?;
+    let full_name = toolhost::names::unmap(&name).unwrap_or_else(|| name.clone());
+    let split = toolhost::names::split(&full_name);
+    let host = build_for(options, dir.clone(), split).await?;
+    let namespace = split.map(|(namespace, _)| namespace.to_owned());
     let call_options = CallOptions { approver: Some(terminal_approver(stdin_is_input)), ..Default::default() };
     let call = host.call_with(&options.caller, &name, input, &call_options).await;
     if call.outcome.is_ok() && !call.content.is_empty() {
@@ -74,12 +75,17 @@ pub async fn run(options: &HostOptions, args: Args) -> anyhow::Result<ExitCode> 
     Ok(finish(args.report.then_some(&call), outcome))
 }
 
-/// A one-shot host that loads only `namespace` (every layer of it), when the name says
-/// which: a call waits for no other component.
-async fn build_for(options: &HostOptions, dir: Option<PathBuf>, namespace: Option<&str>) -> anyhow::Result<ToolHost> {
+/// A one-shot host that loads only what the call needs, when the name says its
+/// namespace: the files of that namespace (every layer of it) that may offer the tool.
+/// A call waits for no other component.
+async fn build_for(
+    options: &HostOptions,
+    dir: Option<PathBuf>,
+    name: Option<(&str, &str)>,
+) -> anyhow::Result<ToolHost> {
     let mut builder = options.builder_from(options.config()?, dir, Lifetime::OneShot);
-    if let Some(namespace) = namespace {
-        builder = builder.only_namespaces([namespace]);
+    if let Some((namespace, tool)) = name {
+        builder = builder.only_tool(namespace, tool);
     }
     Ok(builder.build().await?)
 }
