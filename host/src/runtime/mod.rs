@@ -165,7 +165,7 @@ impl Runtime {
     pub async fn compile(&self, engine: &TierEngine, bytes: Arc<[u8]>) -> Result<Component, String> {
         let _slot = self.compile_slots.acquire().await.map_err(|_| "the host is shutting down".to_owned())?;
         let engine = engine.engine.clone();
-        tokio::task::spawn_blocking(move || Component::new(&engine, &bytes).map_err(|e| format!("{e:#}")))
+        blocking(move || Component::new(&engine, &bytes).map_err(|e| format!("{e:#}")))
             .await
             .map_err(|e| format!("compilation panicked: {e}"))?
     }
@@ -216,6 +216,22 @@ fn release_pages(component: &Component) {
             tracing::debug!("a mapped component's pages stay resident: {}", std::io::Error::last_os_error());
         }
     }
+}
+
+/// Runs blocking work of a load (file I/O, parsing, compiling) on tokio's blocking pool,
+/// then returns what that thread freed into its allocator cache to the shared arenas
+/// ([`crate::allocator::flush_thread_cache`]), where the purge at the end of the load
+/// reaches it. A start loads on dozens of those threads at once, and each would
+/// otherwise keep its cache while it idles.
+pub(crate) async fn blocking<R: Send + 'static>(
+    work: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, tokio::task::JoinError> {
+    tokio::task::spawn_blocking(move || {
+        let result = work();
+        crate::allocator::flush_thread_cache();
+        result
+    })
+    .await
 }
 
 /// The compile cache a setting asks for; one that cannot be used only costs compile

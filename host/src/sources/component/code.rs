@@ -179,40 +179,12 @@ impl Resident {
 /// which a program embedding toolhost on its default allocator uses, would keep them in
 /// its arenas.
 pub(crate) fn return_freed_memory() {
-    // `MALLCTL_ARENAS_ALL`: every arena.
-    const PURGE_ALL_ARENAS: &std::ffi::CStr = c"arena.4096.purge";
-    // SAFETY: this control takes no value and writes none; jemalloc (linked through
-    // `tikv-jemallocator`, allocator.rs) purges only pages no allocation holds, and does
-    // nothing when it is not the program's allocator.
-    unsafe {
-        jemalloc_mallctl(
-            PURGE_ALL_ARENAS.as_ptr(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-        );
-    }
+    crate::allocator::purge_arenas();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-// jemalloc's control interface, as `tikv-jemalloc-sys` (which `tikv-jemallocator` links)
-// exports it, with its symbol prefix. Declared here rather than through a direct
-// dependency on that crate, which would change the symbol names of this whole crate and
-// with them the binary's link order (`host/link-order.txt`).
-unsafe extern "C" {
-    #[link_name = "_rjem_mallctl"]
-    fn jemalloc_mallctl(
-        name: *const std::ffi::c_char,
-        old: *mut std::ffi::c_void,
-        old_len: *mut usize,
-        new: *mut std::ffi::c_void,
-        new_len: usize,
-    ) -> std::ffi::c_int;
 }
 
 /// The instant [`now_ms`] counts from.

@@ -141,7 +141,7 @@ impl Components {
             return (component, false);
         }
         let (runtime, hash, compiled) = (self.runtime.clone(), hash.to_owned(), component.clone());
-        tokio::task::spawn_blocking(move || runtime.store(&hash, compiled)).await.unwrap_or((component, false))
+        crate::runtime::blocking(move || runtime.store(&hash, compiled)).await.unwrap_or((component, false))
     }
 
     /// The optimized code of a loaded component again, for a call after its resident
@@ -150,7 +150,7 @@ impl Components {
     pub(crate) async fn restore(&self, component: &LoadedComponent) -> Result<Code, String> {
         let optimized = &self.runtime.optimized;
         let (runtime, hash) = (self.runtime.clone(), component.hash.clone());
-        let cached = tokio::task::spawn_blocking(move || runtime.cached_code(&hash)).await.ok().flatten();
+        let cached = crate::runtime::blocking(move || runtime.cached_code(&hash)).await.ok().flatten();
         let compiled = match cached {
             Some(compiled) => compiled,
             None => {

@@ -50,7 +50,7 @@ impl Components {
         let tools = self.list_tools(path, engine, pre, manifest).await?;
         if self.runtime.cache.is_some() {
             let (runtime, hash, listing) = (self.runtime.clone(), hash.to_owned(), encode(&tools));
-            let _ = tokio::task::spawn_blocking(move || runtime.remember_listing(&hash, &listing)).await;
+            let _ = crate::runtime::blocking(move || runtime.remember_listing(&hash, &listing)).await;
         }
         Ok(tools)
     }
@@ -59,14 +59,14 @@ impl Components {
     /// it offers no `tool`: false when the file cannot be read or was never listed.
     pub(crate) async fn listed_without(&self, path: &Path, tool: &str) -> bool {
         let path = path.to_owned();
-        let hash = tokio::task::spawn_blocking(move || std::fs::read(path).map(|bytes| content_hash(&bytes))).await;
+        let hash = crate::runtime::blocking(move || std::fs::read(path).map(|bytes| content_hash(&bytes))).await;
         let Ok(Ok(hash)) = hash else { return false };
         self.kept_listing(&hash).await.is_some_and(|tools| !tools.iter().any(|listed| listed.name == tool))
     }
 
     async fn kept_listing(&self, hash: &str) -> Option<Vec<GuestToolInfo>> {
         let (runtime, hash) = (self.runtime.clone(), hash.to_owned());
-        tokio::task::spawn_blocking(move || {
+        crate::runtime::blocking(move || {
             let (bytes, cache) = runtime.listing(&hash)?;
             let decoded = decode(&bytes);
             if decoded.is_none() {

@@ -70,9 +70,9 @@ impl Components {
             // the async workers.
             Some(manifest_path) => {
                 let (file, defaults, ceilings) = (manifest_path.to_owned(), self.defaults, self.runtime.ceilings());
-                tokio::task::spawn_blocking(move || Manifest::load(&file, defaults, ceilings)).await.map_err(
-                    |e| LoadError::new(manifest_path, LoadErrorKind::Io(format!("reading the manifest stopped: {e}"))),
-                )??
+                crate::runtime::blocking(move || Manifest::load(&file, defaults, ceilings)).await.map_err(|e| {
+                    LoadError::new(manifest_path, LoadErrorKind::Io(format!("reading the manifest stopped: {e}")))
+                })??
             }
             None => Manifest::default_for(self.defaults),
         };
@@ -105,7 +105,7 @@ impl Components {
             return Ok((bytes, None));
         }
         let (keys, file) = (self.signing_keys.clone(), path.to_owned());
-        let checked = tokio::task::spawn_blocking(move || {
+        let checked = crate::runtime::blocking(move || {
             let verified = trust::verify(&file, &bytes, &pins, &keys);
             (bytes, verified)
         })
