@@ -577,6 +577,18 @@ pub fn fill_compile_cache(toolhost: &Path, tools: &Path, cache: &Path) {
     assert!(filled.success());
 }
 
+/// The content hashes of the compiled components in a compile cache
+/// (`<dir>/<engine key>/<hash>.cwasm`); none when it does not exist.
+pub fn compiled_hashes(cache: &Path) -> Vec<String> {
+    let Ok(engines) = std::fs::read_dir(cache) else { return Vec::new() };
+    engines
+        .flatten()
+        .filter(|engine| engine.path().is_dir())
+        .flat_map(|engine| std::fs::read_dir(engine.path()).into_iter().flatten().flatten())
+        .filter_map(|entry| entry.file_name().to_str()?.strip_suffix(".cwasm").map(str::to_owned))
+        .collect()
+}
+
 /// A child process killed (and reaped) when dropped, whether the test passed or not.
 pub struct KilledOnDrop(pub std::process::Child);
 

@@ -113,7 +113,7 @@ pub use crate::registry::{
     RegistryChange, ResourceEntry, ServedOffers, Snapshot, ToolEntry, UpstreamSlot, WatchError, WatchHandle,
 };
 pub use crate::resource::{Body, Resource, ResourceContent, ResourceTemplate, UriTemplate};
-pub use crate::runtime::{CacheSetting, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
+pub use crate::runtime::{CacheSetting, EPOCH_TICK, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
 pub use crate::sandbox::{
     Capabilities, Capability, CapturedOutput, DeniedRequest, FileGrant, Grants, HostPattern, LogLine, Resolve,
     SystemResolver, TABLE_ELEMENTS_LIMIT,

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::{Value, json};
-use toolhost::{CacheSetting, EngineSettings, Limits, Tiering, ToolHost};
+use toolhost::{CacheSetting, EPOCH_TICK, EngineSettings, Limits, Tiering, ToolHost};
 use toolhost_tests::{ToolsDir, component};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
@@ -59,10 +59,6 @@ const TASKS: usize = 8;
 const CALLS_PER_TASK: usize = 125;
 const TOOL: &str = "add";
 const INPUT: &str = r#"{"numbers":[1,2]}"#;
-
-/// How often the host's clock advances the epoch (`EPOCH_TICK` in
-/// host/src/runtime/engine.rs).
-const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The data of one harness call's store: a WASI context and its resources, nothing else.
 struct BareState {

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use toolhost::{CacheSetting, EngineSettings, Tiering, ToolHost};
-use toolhost_tests::{ToolsDir, component, toolhost_bin, with_custom_section};
+use toolhost_tests::{ToolsDir, compiled_hashes, component, toolhost_bin, with_custom_section};
 
 /// Cranelift only, so that the first load writes the cache entry at once.
 fn optimized_only() -> EngineSettings {
@@ -99,20 +99,6 @@ async fn a_load_from_the_cache_runs_no_guest_code_and_holds_no_code_until_a_call
     assert_eq!(uncached.snapshot().tools["math/add"].def().description(), guest_description);
 }
 
-/// The code entries of the compile cache under `cache`, by content hash.
-fn compiled(cache: &Path) -> Vec<String> {
-    let mut hashes = Vec::new();
-    for engine in std::fs::read_dir(cache).unwrap().flatten().filter(|entry| entry.file_name() != "listings") {
-        for entry in std::fs::read_dir(engine.path()).unwrap().flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(hash) = name.strip_suffix(".cwasm") {
-                hashes.push(hash.to_owned());
-            }
-        }
-    }
-    hashes
-}
-
 fn remove_code(cache: &Path, hash: &str) {
     for engine in std::fs::read_dir(cache).unwrap().flatten().filter(|entry| entry.file_name() != "listings") {
         for extension in ["cwasm", "sum"] {
@@ -142,7 +128,7 @@ fn a_one_shot_call_loads_only_the_files_that_may_offer_its_tool() {
     let root = tools.path().to_str().unwrap();
     assert!(one_shot(cache.path(), &["list", root]).status.success());
     let (math_hash, text_hash) = (hash_of(&math), hash_of(&text));
-    assert!(compiled(cache.path()).contains(&text_hash));
+    assert!(compiled_hashes(cache.path()).contains(&text_hash));
 
     // With text's code gone, a call of `pair/add` does not compile it again: its
     // listing says it offers no `add`.
@@ -150,7 +136,7 @@ fn a_one_shot_call_loads_only_the_files_that_may_offer_its_tool() {
     let called = one_shot(cache.path(), &["call", root, "pair/add", "--input", r#"{"numbers":[1,2]}"#]);
     assert!(called.status.success(), "{}", String::from_utf8_lossy(&called.stderr));
     assert!(String::from_utf8_lossy(&called.stdout).contains("3.0"));
-    assert!(!compiled(cache.path()).contains(&text_hash), "a file without the tool was compiled");
+    assert!(!compiled_hashes(cache.path()).contains(&text_hash), "a file without the tool was compiled");
 
     // A file never listed may offer it, so it is loaded (and takes part in the
     // same-layer conflict as it would on a server: the first file by name keeps it).
@@ -159,12 +145,12 @@ fn a_one_shot_call_loads_only_the_files_that_may_offer_its_tool() {
     assert!(called.status.success(), "{}", String::from_utf8_lossy(&called.stderr));
     let report: Value = serde_json::from_slice(&called.stdout).unwrap();
     assert_eq!(report["component_hash"], json!(math_hash), "{report}");
-    assert!(compiled(cache.path()).contains(&hash_of(&copy)), "the unlisted file was loaded");
-    assert!(!compiled(cache.path()).contains(&text_hash));
+    assert!(compiled_hashes(cache.path()).contains(&hash_of(&copy)), "the unlisted file was loaded");
+    assert!(!compiled_hashes(cache.path()).contains(&text_hash));
 
     // The tool of the skipped file is still one call away.
     let called = one_shot(cache.path(), &["call", root, "pair/slugify", "--input", r#"{"text":"A B"}"#]);
     assert!(called.status.success(), "{}", String::from_utf8_lossy(&called.stderr));
     assert!(String::from_utf8_lossy(&called.stdout).contains("a-b"));
-    assert!(compiled(cache.path()).contains(&text_hash));
+    assert!(compiled_hashes(cache.path()).contains(&text_hash));
 }

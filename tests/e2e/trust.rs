@@ -10,18 +10,13 @@ use std::time::Duration;
 use serde_json::json;
 use toolhost::{CacheSetting, EngineSettings, HostConfig, ToolHost};
 use toolhost_tests::{
-    ToolsDir, component, cosign_keygen, cosign_sign, next_change, sha256sum, toolhost_bin, write_atomically,
+    ToolsDir, compiled_hashes, component, cosign_keygen, cosign_sign, next_change, sha256sum, toolhost_bin,
+    write_atomically,
 };
 
 /// Compiled components in a compile cache (`<dir>/<engine key>/<hash>.cwasm`).
 fn cache_entries(dir: &Path) -> usize {
-    let Ok(engines) = std::fs::read_dir(dir) else { return 0 };
-    engines
-        .flatten()
-        .filter(|engine| engine.path().is_dir())
-        .flat_map(|engine| std::fs::read_dir(engine.path()).into_iter().flatten().flatten())
-        .filter(|entry| entry.path().extension().is_some_and(|e| e == "cwasm"))
-        .count()
+    compiled_hashes(dir).len()
 }
 
 #[tokio::test]

@@ -20,7 +20,7 @@ use super::CompileCache;
 
 /// The largest listing read: a component lists at most 256 tools, and their schemas
 /// rarely pass a few kilobytes. A larger listing is not kept; the guest lists again.
-pub(crate) const MAX_LISTING_BYTES: u64 = 4 << 20;
+const MAX_LISTING_BYTES: u64 = 4 << 20;
 
 impl CompileCache {
     fn listing_path(&self, content_hash: &str) -> PathBuf {

@@ -20,7 +20,7 @@ use wasmtime::component::{Component, Linker};
 
 pub(crate) use cache::CompileCache;
 pub(crate) use engine::compiling_engine;
-pub use engine::{EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
+pub use engine::{EPOCH_TICK, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
 
 use crate::error::BuildError;
 use crate::sandbox::{SandboxState, new_linker};
