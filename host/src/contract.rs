@@ -17,6 +17,11 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
+/// The export, of type `func()`, that a pre-initializer (`toolhost preinit`,
+/// wasmtime-wizer) calls once before it snapshots a component, unless told another: the
+/// name the guest SDK's `preinit!` exports. A host never calls it, and it is no tool.
+pub const PREINIT_EXPORT: &str = "wizer-initialize";
+
 use self::toolhost::tool::host as guest;
 pub use self::toolhost::tool::host::{CallerInfo, LogLevel};
 pub use exports::toolhost::tool::toolbox::{ToolError as GuestToolError, ToolInfo as GuestToolInfo};

@@ -90,6 +90,7 @@ pub use crate::client::{
 };
 pub use crate::config::{ConfigError, DEFAULT_CONFIG, HostConfig};
 pub use crate::content::{Content, ResourceContents};
+pub use crate::contract::PREINIT_EXPORT;
 pub use crate::definitions::ExportFormat;
 pub use crate::error::{
     BuildError, CallError, ErrorKind, Interfaces, LoadError, LoadErrorKind, MemoryResource, NativeToolError,
@@ -120,8 +121,8 @@ pub use crate::sandbox::{
 };
 pub use crate::schema::{ArgumentShape, MAX_INPUT_DEPTH, Schema, WRAPPED_INPUT, too_deep_reason};
 pub use crate::sources::{
-    CallContext, Contract, HttpTool, LoadedComponent, NativeTool, PlainFunction, ToolSource, UpstreamTool,
-    is_http_tool_file, upstream,
+    CallContext, Contract, HttpTool, LoadedComponent, NativeTool, PlainFunction, Preinit, PreinitError, ToolSource,
+    UpstreamTool, is_http_tool_file, preinitialize, upstream,
 };
 pub use crate::tool::{
     Ceilings, DeclaredOutput, Limits, MAX_DESCRIPTION_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, MAX_TIMEOUT,

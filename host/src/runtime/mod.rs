@@ -19,13 +19,12 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 pub(crate) use cache::CompileCache;
-pub(crate) use engine::compiling_engine;
 pub use engine::{EPOCH_TICK, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
+pub(crate) use engine::{EpochTicker, compiling_engine};
 
 use crate::error::BuildError;
 use crate::sandbox::{SandboxState, new_linker};
 use crate::tool::Ceilings;
-use engine::EpochTicker;
 
 /// An engine of one tier, and everything a guest may import linked for it.
 pub(crate) struct TierEngine {

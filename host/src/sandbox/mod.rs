@@ -22,4 +22,4 @@ pub use outbound::{DeniedRequest, HostPattern, Resolve, SystemResolver};
 pub(crate) use outbound::{checked_address, send_pinned};
 pub use output::{CapturedOutput, LogLine};
 pub(crate) use state::{SandboxState, new_linker, provided_interfaces};
-pub(crate) use store::{Run, Sandbox, Services};
+pub(crate) use store::{KeptStore, Run, Sandbox, Services};

@@ -154,6 +154,43 @@ impl Sandbox<'_> {
     }
 }
 
+/// A store of a sandbox that its caller keeps after the guest ran: for work that reads
+/// the instance afterwards (a pre-initialization's snapshot).
+pub(crate) struct KeptStore {
+    pub store: Store<SandboxState>,
+    limits: Limits,
+}
+
+impl Sandbox<'_> {
+    /// A fresh store of this sandbox, its limits already running.
+    pub fn keep_store(self) -> Result<KeptStore, CallError> {
+        let Sandbox { engine, label, limits, grants, services } = self;
+        let output = OutputSink::new(limits.max_log);
+        let store = new_store(engine, label.clone(), limits, grants, &output, ProgressReports::default(), services)
+            .map_err(|message| CallError::Host { tool: label.to_string(), message })?;
+        Ok(KeptStore { store, limits: *limits })
+    }
+}
+
+impl KeptStore {
+    /// What `error`, from the guest's run in this store, means in a caller's terms.
+    pub fn failure(&self, error: wasmtime::Error) -> CallError {
+        classify(error, self.store.data(), &self.limits)
+    }
+
+    /// How many resources (streams, descriptors, pollables, …) the guest holds open.
+    pub fn open_resources(&mut self) -> usize {
+        self.store.data_mut().table.iter_mut().count()
+    }
+
+    /// Lifts the limits of the run for work that follows it (reading the instance's
+    /// state): no deadline, no fuel count.
+    pub fn lift_limits(&mut self) {
+        let _ = self.store.set_fuel(u64::MAX);
+        self.store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Continue(u64::MAX / 2)));
+    }
+}
+
 /// Instantiates the component in a fresh store and runs `work` on it.
 async fn run<W: GuestWork>(sandbox: Sandbox<'_>, progress: ProgressReports, work: W) -> Run<W::Output> {
     let Sandbox { engine, label, limits, grants, services } = sandbox;

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 
 pub(crate) use component::{Components, check_preamble, content_hash, return_freed_memory};
-pub use component::{Contract, LoadedComponent, PlainFunction};
+pub use component::{Contract, LoadedComponent, PlainFunction, Preinit, PreinitError, preinitialize};
 pub use http::{HttpTool, is_http_tool_file};
 pub use native::{CallContext, NativeTool};
 pub use upstream::{

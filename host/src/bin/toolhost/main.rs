@@ -89,14 +89,14 @@ enum Command {
     /// Read, change, move and back up the data components keep (`wasi:keyvalue` buckets).
     #[command(subcommand)]
     Storage(storage::StorageCommand),
-    /// Print where the host keeps things by default: the compile cache, the data
-    /// directory, the stdlib layer and the storage.
+    /// Print where the host keeps its compile cache, data, stdlib layer and storage by default.
     Paths,
     /// Say which `[[policy]]` rule decides what an agent may call, and why.
     #[command(subcommand)]
     Policy(commands::policy::PolicyCommand),
-    /// Create a tool project: one example tool (`NAME/greet`), its build command and a
-    /// README on building, installing and calling it.
+    /// Snapshot a component after its `wizer-initialize` export ran once, with no grants.
+    Preinit(commands::preinit::Args),
+    /// Create a tool project: an example tool (`NAME/greet`), its build command, a README.
     New(new::Args),
 }
 
@@ -131,6 +131,7 @@ fn main() -> ExitCode {
             Command::Storage(command) => storage::run(&options, command).await,
             Command::Paths => commands::paths::run(&options),
             Command::Policy(command) => commands::policy::run(&options, command).await,
+            Command::Preinit(args) => commands::preinit::run(args).await,
             Command::New(args) => new::run(args),
         }
     });

@@ -11,11 +11,13 @@ mod listing;
 mod load;
 mod optimize;
 mod plain;
+mod preinit;
 mod run;
 
 pub(crate) use code::return_freed_memory;
 pub(crate) use compile::{check_preamble, content_hash};
 pub use plain::PlainFunction;
+pub use preinit::{Preinit, PreinitError, preinitialize};
 pub(crate) use run::Writes;
 
 use std::path::PathBuf;

@@ -10,6 +10,7 @@ pub mod new;
 pub mod oci;
 pub mod paths;
 pub mod policy;
+pub mod preinit;
 pub mod serve;
 pub mod storage;
 pub mod token;

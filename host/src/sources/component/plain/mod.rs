@@ -166,14 +166,21 @@ fn candidates(engine: &Engine, component: &Component, skipped: &mut Vec<SkippedE
     found
 }
 
-/// Exports toolchains add for their own use, `(interface, function)`: never tools.
-const TOOLCHAIN_EXPORTS: &[(&str, &str, &str)] =
-    &[("exports", "init", "componentize-py's pre-initialisation hook, called when the component is built")];
+/// Exports toolchains add for their own use, `(interface, function)`, a world-level
+/// function having no interface: never tools.
+const TOOLCHAIN_EXPORTS: &[(Option<&str>, &str, &str)] = &[
+    (Some("exports"), "init", "componentize-py's pre-initialisation hook, called when the component is built"),
+    (
+        None,
+        crate::contract::PREINIT_EXPORT,
+        "the pre-initialisation hook `toolhost preinit` (wasmtime-wizer) runs when the component is built",
+    ),
+];
 
 /// The tool of one candidate, or why there is none.
 fn tool(candidate: &Candidate, name: &str, docs: &Docs) -> Result<PlainTool, String> {
     let internal = TOOLCHAIN_EXPORTS.iter().find(|(interface, function, _)| {
-        candidate.interface.as_deref() == Some(*interface) && candidate.function == *function
+        candidate.interface.as_deref() == *interface && candidate.function == *function
     });
     if let Some((_, _, why)) = internal {
         return Err(format!("{why}, not a tool"));
