@@ -19,6 +19,8 @@ mod guests;
 mod nested_cargo;
 #[path = "../xtask/src/polyglot.rs"]
 mod polyglot;
+#[path = "../xtask/src/stdlib_crates.rs"]
+mod stdlib_crates;
 
 fn main() {
     // Read at run time, not baked in with env!(): the same compiled build script may run
@@ -62,6 +64,14 @@ fn main() {
         built = guests::build_workspace(&root.join(workspace), &target_dir).unwrap_or_else(|e| fail(e));
     }
     println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", built.display());
+    // The stdlib's crates that are installed pre-initialized, as `crate=export` pairs:
+    // the tests run them as `cargo xtask stdlib` installs them (`toolhost_tests::component`).
+    let crates = stdlib_crates::stdlib_crates(&root.join("stdlib")).unwrap_or_else(|e| fail(e));
+    let preinit: Vec<String> = crates
+        .iter()
+        .filter_map(|stdlib_crate| Some(format!("{}={}", stdlib_crate.package, stdlib_crate.preinit.as_ref()?)))
+        .collect();
+    println!("cargo:rustc-env=TOOLHOST_PREINIT_CRATES={}", preinit.join(","));
     document(
         &built.join("plain_types.wasm"),
         &root.join("tests/guests/plain-types/wit"),

@@ -18,11 +18,61 @@ pub fn guest_dir() -> PathBuf {
     PathBuf::from(env!("TOOLHOST_GUEST_DIR"))
 }
 
-/// Path of a built component by crate name (`math`, `hostile`, `future-contract`).
+/// Path of a built component by crate name (`math`, `hostile`, `future-contract`): for
+/// a stdlib crate that is installed pre-initialized, its snapshot, as `cargo xtask stdlib`
+/// installs it.
 pub fn component(crate_name: &str) -> PathBuf {
+    let path = built_component(crate_name);
+    match preinit_export(crate_name) {
+        Some(export) => preinitialized(&path, export),
+        None => path,
+    }
+}
+
+/// Path of a component as its crate built it, never pre-initialized.
+pub fn built_component(crate_name: &str) -> PathBuf {
     let path = guest_dir().join(format!("{}.wasm", crate_name.replace('-', "_")));
     assert!(path.is_file(), "{} was not built", path.display());
     path
+}
+
+/// The export a stdlib crate is pre-initialized with, as its `Cargo.toml` says.
+pub fn preinit_export(crate_name: &str) -> Option<&'static str> {
+    let pairs = env!("TOOLHOST_PREINIT_CRATES").split(',').filter_map(|pair| pair.split_once('='));
+    pairs.into_iter().find(|(name, _)| *name == crate_name).map(|(_, export)| export)
+}
+
+/// `component` snapshotted after `export` ran (`toolhost::preinitialize`, as `toolhost
+/// preinit` does), kept beside the built components by content hash so a test run
+/// pre-initializes each build once.
+pub fn preinitialized(component: &Path, export: &str) -> PathBuf {
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let bytes = std::fs::read(component).unwrap_or_else(|e| panic!("{}: {e}", component.display()));
+    let hash = blake3::hash(&bytes).to_hex();
+    let dir = guest_dir().join("preinit");
+    let stem = component.file_stem().unwrap_or_default().to_string_lossy();
+    let snapshot = dir.join(format!("{stem}-{export}-{}.wasm", &hash[..16]));
+    let _making = MAKING.lock().unwrap_or_else(|e| e.into_inner());
+    if snapshot.is_file() {
+        return snapshot;
+    }
+    let preinit = toolhost::Preinit { init_export: export.to_owned(), ..toolhost::Preinit::default() };
+    // On a thread of its own: a test calling this may be inside a runtime already.
+    let made = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+                runtime.block_on(toolhost::preinitialize(&bytes, &preinit))
+            })
+            .join()
+            .expect("pre-initialization thread")
+    });
+    let made = made.unwrap_or_else(|e| panic!("{} {e}", component.display()));
+    std::fs::create_dir_all(&dir).expect("create the pre-initialized components' directory");
+    let partial = dir.join(format!(".{stem}.{}.partial", std::process::id()));
+    std::fs::write(&partial, made).expect("write a pre-initialized component");
+    std::fs::rename(&partial, &snapshot).expect("move a pre-initialized component into place");
+    snapshot
 }
 
 /// Directory holding the example tools written in JavaScript, Python, C and Go, built for

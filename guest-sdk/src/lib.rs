@@ -232,6 +232,96 @@ macro_rules! toolbox {
     };
 }
 
+/// Lets a build step snapshot this component after running `init` once, so that every
+/// call starts from what `init` built instead of building it again.
+///
+/// The component gets one more export, the component-level function
+/// `wizer-initialize: func()`, which calls `init`. A pre-initializer (`toolhost preinit`,
+/// run by `cargo xtask stdlib` for crates whose `[package.metadata.toolhost]` says
+/// `preinit = "wizer-initialize"`) instantiates the component, calls that export once and
+/// writes the instance's linear memory and globals back as the component's initial
+/// state. The host never calls it: a component that was not snapshotted still works,
+/// so the tool must not depend on `init` having run (build what is missing on first
+/// use, as below).
+///
+/// `init` runs with an empty WASI context and must follow these rules:
+///
+/// * **Print nothing, open no files, streams or sockets, keep no WASI resource.** A
+///   snapshot holds memory, not handles: a handle kept across `init` would dangle in
+///   every instance, so the pre-initializer refuses the snapshot when one is still
+///   alive. Printing counts, since the standard library keeps its stdout and stderr
+///   streams open once used. No environment, arguments or directories are granted.
+/// * **What it leaves in linear memory is what every call starts from**, in every
+///   instance, for every caller. Leave nothing there that one call could change for the
+///   next: each instance is discarded after its call, so a call may use up (take) what
+///   `init` left, but must never assume that a previous call did not.
+/// * **Values it got from the host are frozen into the snapshot**: random numbers and
+///   seeds, clock readings, hash keys. Every instance sees the same ones; re-seed per
+///   call what must differ between calls (a random generator), or do not draw it in
+///   `init` at all.
+///
+/// Use it at most once per crate, beside [`toolbox!`]:
+///
+/// ```no_run
+/// use std::cell::RefCell;
+///
+/// thread_local! {
+///     static READY: RefCell<Option<Vec<u64>>> = const { RefCell::new(None) };
+/// }
+///
+/// fn primes() -> Vec<u64> {
+///     (2..10_000u64).filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0)).collect()
+/// }
+///
+/// // Built once at snapshot time; a build that was not snapshotted builds it per call.
+/// fn init() {
+///     READY.set(Some(primes()));
+/// }
+///
+/// toolhost_guest::preinit!(init);
+///
+/// fn ready() -> Vec<u64> {
+///     READY.take().unwrap_or_else(primes)
+/// }
+/// # fn main() { let _ = ready(); }
+/// ```
+#[macro_export]
+macro_rules! preinit {
+    ($init:path) => {
+        // Named outside the bindings module, so that `$init` resolves where the macro
+        // was called.
+        #[doc(hidden)]
+        fn __toolhost_preinit_call() {
+            $init()
+        }
+
+        #[doc(hidden)]
+        mod __toolhost_preinit {
+            $crate::__wit_bindgen::generate!({
+                inline: "
+                    package toolhost:preinit;
+
+                    world preinit {
+                        /// Called once by a pre-initializer before it snapshots the instance.
+                        export wizer-initialize: func();
+                    }
+                ",
+                runtime_path: "::toolhost_guest::__wit_bindgen::rt",
+            });
+
+            struct Init;
+
+            impl Guest for Init {
+                fn wizer_initialize() {
+                    super::__toolhost_preinit_call()
+                }
+            }
+
+            export!(Init);
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::description_from_doc;

@@ -32,6 +32,7 @@ mod oci;
 mod other_hosts;
 mod plain;
 mod precompiled;
+mod preinit;
 mod prompts_resources;
 mod registry;
 mod replicas;

@@ -8,7 +8,12 @@
 //! [package.metadata.toolhost]
 //! namespace = "file"     # installed as <DIR>/file/file.wasm
 //! file = "file"          # with the crate's manifest.toml as <DIR>/file/file.toml
+//! preinit = "wizer-initialize"  # optional: snapshotted after this export ran once
 //! ```
+//!
+//! A crate that names a `preinit` export (the guest SDK's `preinit!` makes one) is
+//! installed as `toolhost preinit` writes it: run once, its initialization done, so
+//! that no call pays it again.
 //!
 //! Manifests are the operator's to edit (grants are operator decisions), so an installed
 //! manifest is treated like a package manager treats a configuration file: each install
@@ -27,19 +32,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::guests;
+use crate::stdlib_crates::{StdlibCrate, stdlib_crates};
 
 const USAGE: &str = "usage: cargo xtask stdlib [--dir DIR]";
-
-/// One tool component of the stdlib and where it is installed.
-#[derive(Debug, PartialEq, Eq)]
-struct StdlibCrate {
-    /// The crate's directory, holding `Cargo.toml` and `manifest.toml`.
-    dir: PathBuf,
-    /// The package name; the component is `<name with _ for ->.wasm`.
-    package: String,
-    namespace: String,
-    file: String,
-}
 
 pub fn stdlib(args: &[String], root: &Path, target_dir: &Path) -> Result<(), String> {
     let dir = match args {
@@ -52,7 +47,11 @@ pub fn stdlib(args: &[String], root: &Path, target_dir: &Path) -> Result<(), Str
     guests::ensure_wasm_target()?;
     let built = guests::build_workspace(&root.join("stdlib/Cargo.toml"), &target_dir.join("guests"))?;
     for stdlib_crate in &crates {
-        install(stdlib_crate, &built, &dir)?;
+        let component = match &stdlib_crate.preinit {
+            Some(export) => preinitialize(root, stdlib_crate, &built, export)?,
+            None => built.join(format!("{}.wasm", stdlib_crate.package.replace('-', "_"))),
+        };
+        install(stdlib_crate, &component, &dir)?;
     }
     precompile(root, &dir)?;
     println!(
@@ -97,6 +96,19 @@ fn toolhost(root: &Path) -> std::process::Command {
     command
 }
 
+/// Runs `toolhost preinit` on a built component: the snapshot beside it, whose path is
+/// returned.
+fn preinitialize(root: &Path, stdlib_crate: &StdlibCrate, built: &Path, export: &str) -> Result<PathBuf, String> {
+    let name = stdlib_crate.package.replace('-', "_");
+    let (component, snapshot) = (built.join(format!("{name}.wasm")), built.join(format!("{name}.preinit.wasm")));
+    println!("pre-initializing {} (its `{export}` runs once, here)", component.display());
+    let mut preinit = toolhost(root);
+    preinit.args(["preinit", "--init", export]).arg(&component).arg("--output").arg(&snapshot);
+    preinit.stdout(std::process::Stdio::null());
+    crate::run(preinit)?;
+    Ok(snapshot)
+}
+
 /// Compiles the installed stdlib with `toolhost compile` (Cranelift) into the host's
 /// compile cache, so that a host serving it maps optimized code at start and compiles
 /// nothing. Only the stdlib layer is served: an empty root, and no configuration file.
@@ -113,69 +125,8 @@ fn precompile(root: &Path, dir: &Path) -> Result<(), String> {
     compiled
 }
 
-/// Every crate directory under `stdlib/` whose `Cargo.toml` has a
-/// `[package.metadata.toolhost]` table, sorted by directory.
-fn stdlib_crates(stdlib: &Path) -> Result<Vec<StdlibCrate>, String> {
-    let entries = std::fs::read_dir(stdlib).map_err(|e| format!("{}: {e}", stdlib.display()))?;
-    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|entry| entry.path()).collect();
-    dirs.sort();
-    let mut crates = Vec::new();
-    for dir in dirs {
-        let manifest = dir.join("Cargo.toml");
-        let Ok(text) = std::fs::read_to_string(&manifest) else { continue };
-        if let Some(found) = parse_crate(&dir, &text).map_err(|e| format!("{}: {e}", manifest.display()))? {
-            crates.push(found);
-        }
-    }
-    if crates.is_empty() {
-        return Err(format!("no crate under {} has a [package.metadata.toolhost] table", stdlib.display()));
-    }
-    Ok(crates)
-}
-
-/// Reads `name` of `[package]` and `namespace` and `file` of `[package.metadata.toolhost]`
-/// (one `key = "value"` per line, as cargo writes and rustfmt keeps them); `None` for a
-/// crate without that table (a library the tools share).
-fn parse_crate(dir: &Path, cargo_toml: &str) -> Result<Option<StdlibCrate>, String> {
-    let (mut table, mut package, mut namespace, mut file) = (String::new(), None, None, None);
-    for line in cargo_toml.lines().map(str::trim) {
-        if line.starts_with('[') {
-            table = line.to_owned();
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else { continue };
-        let value = || {
-            let value = value.split('#').next().unwrap_or_default().trim();
-            value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).map(str::to_owned)
-        };
-        match (table.as_str(), key.trim()) {
-            ("[package]", "name") => package = value(),
-            ("[package.metadata.toolhost]", "namespace") => namespace = value(),
-            ("[package.metadata.toolhost]", "file") => file = value(),
-            _ => {}
-        }
-    }
-    let in_table = cargo_toml.lines().any(|line| line.trim() == "[package.metadata.toolhost]");
-    if !in_table {
-        return Ok(None);
-    }
-    let missing = |what: &str| format!("[package.metadata.toolhost] needs `{what} = \"…\"`");
-    let package = package.ok_or("[package] has no `name = \"…\"`")?;
-    let namespace = namespace.ok_or_else(|| missing("namespace"))?;
-    let file = file.ok_or_else(|| missing("file"))?;
-    for (what, name) in [("namespace", &namespace), ("file", &file)] {
-        let valid = !name.is_empty()
-            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !valid {
-            return Err(format!("{what} `{name}` must be lower-case letters, digits, `-` or `_`"));
-        }
-    }
-    Ok(Some(StdlibCrate { dir: dir.to_owned(), package, namespace, file }))
-}
-
 /// Installs one component and its manifest under `dir`.
-fn install(stdlib_crate: &StdlibCrate, built: &Path, dir: &Path) -> Result<(), String> {
-    let component = built.join(format!("{}.wasm", stdlib_crate.package.replace('-', "_")));
+fn install(stdlib_crate: &StdlibCrate, component: &Path, dir: &Path) -> Result<(), String> {
     let shipped_manifest = stdlib_crate.dir.join("manifest.toml");
     let shipped = std::fs::read_to_string(&shipped_manifest)
         .map_err(|e| format!("{}: {e} (every stdlib tool ships its manifest defaults)", shipped_manifest.display()))?;
@@ -203,7 +154,7 @@ fn install(stdlib_crate: &StdlibCrate, built: &Path, dir: &Path) -> Result<(), S
         );
     }
     write_atomically(&previous_defaults, shipped.as_bytes())?;
-    let bytes = std::fs::read(&component).map_err(|e| {
+    let bytes = std::fs::read(component).map_err(|e| {
         format!("{}: {e} (is `{}` a member of stdlib/Cargo.toml?)", component.display(), stdlib_crate.package)
     })?;
     write_atomically(&wasm, &bytes)?;
@@ -228,20 +179,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_where_a_crate_is_installed() {
-        let text = "[package]\nname = \"stdlib-file\" # the crate\nversion.workspace = true\n\n\
-                    [package.metadata.toolhost]\nnamespace = \"file\"\nfile = \"file\"\n\n[lib]\nname = \"other\"\n";
-        let parsed = parse_crate(Path::new("stdlib/file"), text).unwrap().unwrap();
-        assert_eq!(parsed.package, "stdlib-file");
-        assert_eq!((parsed.namespace.as_str(), parsed.file.as_str()), ("file", "file"));
-        assert_eq!(parse_crate(Path::new("x"), "[package]\nname = \"shared\"\n").unwrap(), None);
-        let incomplete = "[package]\nname = \"x\"\n[package.metadata.toolhost]\nnamespace = \"x\"\n";
-        assert!(parse_crate(Path::new("x"), incomplete).unwrap_err().contains("`file"));
-        let bad = "[package]\nname = \"x\"\n[package.metadata.toolhost]\nnamespace = \"../x\"\nfile = \"x\"\n";
-        assert!(parse_crate(Path::new("x"), bad).unwrap_err().contains("namespace `../x`"));
-    }
-
-    #[test]
     fn an_edited_manifest_survives_a_reinstall() {
         let work = std::env::temp_dir().join(format!("xtask-stdlib-test-{}", std::process::id()));
         let (crate_dir, built, dir) = (work.join("crate"), work.join("built"), work.join("stdlib"));
@@ -254,23 +191,24 @@ mod tests {
             package: "stdlib-demo".into(),
             namespace: "demo".into(),
             file: "demo".into(),
+            preinit: None,
         };
         let installed = dir.join("demo/demo.toml");
 
         std::fs::write(crate_dir.join("manifest.toml"), "[limits]\ntimeout = \"1s\"\n").unwrap();
-        install(&demo, &built, &dir).unwrap();
+        install(&demo, &built.join("stdlib_demo.wasm"), &dir).unwrap();
         assert_eq!(std::fs::read_to_string(&installed).unwrap(), "[limits]\ntimeout = \"1s\"\n");
         assert_eq!(std::fs::read(dir.join("demo/demo.wasm")).unwrap(), b"\0asm");
 
         // New defaults replace an untouched manifest ...
         std::fs::write(crate_dir.join("manifest.toml"), "[limits]\ntimeout = \"2s\"\n").unwrap();
-        install(&demo, &built, &dir).unwrap();
+        install(&demo, &built.join("stdlib_demo.wasm"), &dir).unwrap();
         assert_eq!(std::fs::read_to_string(&installed).unwrap(), "[limits]\ntimeout = \"2s\"\n");
 
         // ... but never an operator's edit.
         std::fs::write(&installed, "[grants]\nnetwork = [\"example.com\"]\n").unwrap();
         std::fs::write(crate_dir.join("manifest.toml"), "[limits]\ntimeout = \"3s\"\n").unwrap();
-        install(&demo, &built, &dir).unwrap();
+        install(&demo, &built.join("stdlib_demo.wasm"), &dir).unwrap();
         assert_eq!(std::fs::read_to_string(&installed).unwrap(), "[grants]\nnetwork = [\"example.com\"]\n");
         assert_eq!(
             std::fs::read_to_string(dir.join("demo/demo.toml.shipped")).unwrap(),

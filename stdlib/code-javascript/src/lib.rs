@@ -7,9 +7,14 @@
 //! environment or timers. The interpreter adds nothing that reaches outside it: the only
 //! globals beyond the ECMAScript built-ins are `console` (printing into a bounded
 //! buffer) and `input`.
+//!
+//! `cargo xtask stdlib` snapshots the component after [`preinit`] has built the
+//! interpreter's context once (the realm's intrinsics, `console`): each call takes that
+//! context and only adds `input`. A build that was not snapshotted builds it per call.
 
 use stdlib_shared::printed;
 
+use std::cell::Cell;
 use std::path::Path;
 
 use boa_engine::builtins::promise::PromiseState;
@@ -32,6 +37,37 @@ const MAX_BACKTRACE_FRAMES: usize = 10;
 
 /// Bytes of printed text quoted in a failure message (the host keeps 4 KiB of it).
 const FAILURE_PRINTED_TAIL: usize = 1024;
+
+thread_local! {
+    /// The context [`preinit`] built, taken by the first call: in a snapshot, every
+    /// instance (one per call) starts with it here.
+    static READY: Cell<Option<Context>> = const { Cell::new(None) };
+}
+
+toolhost_guest::preinit!(crate::preinit);
+
+/// Builds the context a call will take. Runs once, before the snapshot: it must print
+/// nothing and keep no WASI resource (see `toolhost_guest::preinit!`). It draws no
+/// random numbers: `Math.random` seeds its generator (`rand`'s thread-local one, from
+/// WASI's random source) on first use, so in each instance, never in the snapshot.
+/// Frozen, harmlessly: the hash keys of Boa's shape tables and the base of the
+/// context's monotonic clock (read only for job timeouts, which nothing here
+/// schedules; `Date` reads the wall clock at the call).
+fn preinit() {
+    READY.set(Some(new_context()));
+}
+
+/// A context with what does not depend on the call: the built-ins, `console` and the
+/// backtrace limit.
+fn new_context() -> Context {
+    let mut context = Context::default();
+    // A runaway recursion's error would otherwise list 50 identical frames.
+    context.runtime_limits_mut().set_backtrace_limit(MAX_BACKTRACE_FRAMES);
+    if let Err(error) = install_console(&mut context) {
+        panic!("`console` does not install: {}", describe(error, &mut context));
+    }
+    context
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -85,28 +121,37 @@ toolbox! {
 
 fn run(code: &str, input: Option<&Value>) -> Result<Outcome, ToolError> {
     printed::reset();
-    let mut context = Context::default();
-    // A runaway recursion's error would otherwise list 50 identical frames.
-    context.runtime_limits_mut().set_backtrace_limit(MAX_BACKTRACE_FRAMES);
-    install_globals(&mut context, input).map_err(|e| ToolError::failed(describe(e, &mut context)))?;
+    // Taken, never shared: a second call in one instance (only the native tests make
+    // one) builds its own context, so a script's globals never meet another's.
+    let mut context = READY.take().unwrap_or_else(new_context);
+    let outcome = execute(&mut context, code, input);
+    // The instance is discarded after its call: collecting the context's objects one
+    // by one would only cost time.
+    #[cfg(target_family = "wasm")]
+    std::mem::forget(context);
+    outcome
+}
+
+fn execute(context: &mut Context, code: &str, input: Option<&Value>) -> Result<Outcome, ToolError> {
+    install_input(context, input).map_err(|e| ToolError::failed(describe(e, context)))?;
 
     // Named so that positions read `script.js:LINE:COLUMN`.
     let source = Source::from_bytes(code).with_path(Path::new("script.js"));
-    let script = Script::parse(source, None, &mut context).map_err(|e| syntax_error(e, &mut context))?;
-    let completion = script.evaluate(&mut context).map_err(|e| failure(e, &mut context))?;
+    let script = Script::parse(source, None, context).map_err(|e| syntax_error(e, context))?;
+    let completion = script.evaluate(context).map_err(|e| failure(e, context))?;
     // Promise reactions queued by the script (`async` functions, `.then`) run now, so a
     // script may end in a promise and have its value returned.
-    context.run_jobs().map_err(|e| failure(e, &mut context))?;
-    let value = settled(completion).map_err(|e| failure(e, &mut context))?;
+    context.run_jobs().map_err(|e| failure(e, context))?;
+    let value = settled(completion).map_err(|e| failure(e, context))?;
 
     let result_type = type_name(&value).to_owned();
-    let result = to_json(&value, &mut context).map_err(|e| failure(e, &mut context))?;
+    let result = to_json(&value, context).map_err(|e| failure(e, context))?;
     let (stdout, truncated) = printed::take();
     Ok(Outcome { result, result_type, stdout, truncated })
 }
 
-/// `console` and `input`.
-fn install_globals(context: &mut Context, input: Option<&Value>) -> JsResult<()> {
+/// `console`: every method prints into the call's bounded buffer.
+fn install_console(context: &mut Context) -> JsResult<()> {
     let console = boa_engine::object::ObjectInitializer::new(context)
         .function(NativeFunction::from_fn_ptr(console_print), js_string!("log"), 0)
         .function(NativeFunction::from_fn_ptr(console_print), js_string!("info"), 0)
@@ -114,7 +159,11 @@ fn install_globals(context: &mut Context, input: Option<&Value>) -> JsResult<()>
         .function(NativeFunction::from_fn_ptr(console_print), js_string!("warn"), 0)
         .function(NativeFunction::from_fn_ptr(console_print), js_string!("error"), 0)
         .build();
-    context.register_global_property(js_string!("console"), console, Attribute::all())?;
+    context.register_global_property(js_string!("console"), console, Attribute::all())
+}
+
+/// `input`: the caller's value.
+fn install_input(context: &mut Context, input: Option<&Value>) -> JsResult<()> {
     let input = match input {
         Some(value) => JsValue::from_json(value, context)?,
         None => JsValue::undefined(),
@@ -239,5 +288,49 @@ fn describe(error: JsError, context: &mut Context) -> String {
             Err(_) => value.display().to_string(),
         },
         None => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ok(code: &str) -> Outcome {
+        run(code, None).unwrap_or_else(|e| panic!("{code}: {e:?}"))
+    }
+
+    #[test]
+    fn a_call_takes_the_preinitialized_context_and_the_next_builds_its_own() {
+        preinit();
+        let first = ok("globalThis.leftover = 1; let x = 2; console.log('one'); typeof console.log");
+        assert_eq!((first.result, first.stdout.as_str()), (json!("function"), "one\n"));
+        assert!(READY.take().is_none(), "the call took the context");
+        // The same top-level `let` again: in a shared context it would be a redeclaration.
+        let second = ok("let x = 3; console.log('two'); [typeof leftover, x]");
+        assert_eq!((second.result, second.stdout.as_str()), (json!(["undefined", 3]), "two\n"));
+    }
+
+    #[test]
+    fn input_is_per_call_and_the_backtrace_limit_holds_in_a_preinitialized_context() {
+        preinit();
+        assert_eq!(run("input.n * 2", Some(&json!({ "n": 21 }))).expect("runs").result, json!(42));
+        assert_eq!(ok("typeof input").result, json!("undefined"));
+        preinit();
+        let message = match run("function down(n) { return down(n + 1) }\ndown(0)", None) {
+            Err(ToolError::Failed(message)) => message,
+            Err(other) => panic!("expected a failure, got {other:?}"),
+            Ok(outcome) => panic!("expected a failure, got {}", outcome.result),
+        };
+        assert!(message.lines().filter(|line| line.contains("at down")).count() <= MAX_BACKTRACE_FRAMES, "{message}");
+    }
+
+    #[test]
+    fn math_random_draws_differ() {
+        preinit();
+        let first = ok("[Math.random(), Math.random()]").result;
+        let second = ok("[Math.random(), Math.random()]").result;
+        assert_ne!(first, second);
+        assert_ne!(first[0], first[1]);
     }
 }
