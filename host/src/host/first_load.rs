@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -26,22 +27,34 @@ pub(crate) type Pending = Option<Arc<BTreeSet<String>>>;
 
 /// What the first load has left to do, as calls see it.
 #[derive(Clone)]
-pub(crate) struct FirstLoad(watch::Receiver<Pending>);
+pub(crate) struct FirstLoad {
+    pending: watch::Receiver<Pending>,
+    /// Set once `pending` was seen `None`, which it then stays: every call asks, and
+    /// reading the channel takes its lock, which 8 tasks calling at once contend for.
+    done: Arc<AtomicBool>,
+}
 
 impl FirstLoad {
     /// A host whose first load finished before it was built.
     pub fn done() -> FirstLoad {
-        FirstLoad(watch::channel(None).1)
+        FirstLoad { pending: watch::channel(None).1, done: Arc::new(AtomicBool::new(true)) }
     }
 
     /// A first load that has `scan`'s files left; the sender tells what remains.
     pub fn start(scan: &Scan) -> (FirstLoad, watch::Sender<Pending>) {
         let (sender, receiver) = watch::channel(Some(Arc::new(scan.pending_namespaces())));
-        (FirstLoad(receiver), sender)
+        (FirstLoad { pending: receiver, done: Arc::new(AtomicBool::new(false)) }, sender)
     }
 
     pub fn is_done(&self) -> bool {
-        self.0.borrow().is_none()
+        if self.done.load(Ordering::Acquire) {
+            return true;
+        }
+        let done = self.pending.borrow().is_none();
+        if done {
+            self.done.store(true, Ordering::Release);
+        }
+        done
     }
 
     /// Waits until no file that may hold the tool `name` (any name form) is loading: its
@@ -53,7 +66,7 @@ impl FirstLoad {
         }
         let full_name = names::unmap(name);
         let namespace = names::split(full_name.as_deref().unwrap_or(name)).map(|(namespace, _)| namespace);
-        let mut pending = self.0.clone();
+        let mut pending = self.pending.clone();
         let settled = |pending: &Pending| match (pending, namespace) {
             (None, _) => true,
             (Some(loading), Some(namespace)) => !loading.contains(namespace),
@@ -65,7 +78,7 @@ impl FirstLoad {
 
     /// Completes when the first load is done.
     pub async fn wait(&self) {
-        let _ = self.0.clone().wait_for(Option::is_none).await;
+        let _ = self.pending.clone().wait_for(Option::is_none).await;
     }
 }
 
