@@ -5,6 +5,10 @@
 //!   and instance, guest call, output validation.
 //! - `load/*`: from a component file to callable tools, compiled by Winch (baseline) or
 //!   Cranelift (optimized), or from the compile cache.
+//! - `interpreter/*`: the stdlib's `code/python` and `code/javascript` on a trivial
+//!   program and on one that uses the standard modules, as installed (pre-initialized by
+//!   `toolhost preinit`) and as built (each call initializing its interpreter), from a
+//!   warm compile cache; the report's `duration_us` is printed beside criterion's times.
 //! - `verify/*`: what a pin (one SHA-256 pass) and a cosign signature add to the load of
 //!   a 0.9 MB and an 18 MB component.
 
@@ -14,7 +18,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolhost::trust::{self, Pin, Sha256, SigningKeys};
 use toolhost::{CacheSetting, EngineSettings, Tiering, ToolHost};
-use toolhost_tests::{ToolsDir, component, cosign_keygen, cosign_sign, polyglot_component};
+use toolhost_tests::{ToolsDir, built_component, component, cosign_keygen, cosign_sign, polyglot_component};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime")
@@ -133,5 +137,55 @@ fn verification(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, calls, loads, verification);
+/// The programs each interpreter runs: trivial, then with the modules a model reaches for.
+const PROGRAMS: [(&str, &str, &str); 3] = [
+    ("python", "python_trivial", "1 + 1"),
+    (
+        "python",
+        "python_modules",
+        "import math, json, re, datetime, statistics, collections\n\
+         json.dumps({'r': math.sqrt(2), 'm': statistics.mean([1, 2, 3]), \
+         'd': datetime.date(2026, 12, 6).isoformat(), 'w': re.findall(r'\\w+', 'a b'), \
+         'c': collections.Counter('abca').most_common(1)})",
+    ),
+    ("javascript", "javascript_trivial", "1 + 1"),
+];
+
+fn interpreters(c: &mut Criterion) {
+    let rt = runtime();
+    let cache = tempfile::tempdir().expect("cache dir");
+    let mut group = c.benchmark_group("interpreter");
+    group.measurement_time(Duration::from_secs(5));
+    for (form, crate_path) in [("installed", component as fn(&str) -> std::path::PathBuf), ("built", built_component)] {
+        let tools = ToolsDir::new();
+        for language in ["python", "javascript"] {
+            let crate_name = format!("code-{language}");
+            let wasm = std::fs::read(crate_path(&crate_name)).expect("read the component");
+            tools.write("code", &format!("{language}.wasm"), &wasm);
+            let manifest = format!("{}/../stdlib/{crate_name}/manifest.toml", env!("CARGO_MANIFEST_DIR"));
+            tools.manifest("code", language, &std::fs::read_to_string(&manifest).expect("the shipped manifest"));
+        }
+        let builder = ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Dir(cache.path().into()));
+        let host = rt.block_on(builder.build()).expect("host");
+        for (language, name, code) in PROGRAMS {
+            let (tool, input) = (format!("code/{language}"), json!({ "code": code }));
+            let reports: Vec<u64> = (0..21)
+                .map(|_| rt.block_on(host.call_detailed(&tool, input.clone())))
+                .map(|report| {
+                    assert!(report.outcome.is_ok(), "{tool} {code}: {:?}", report.outcome);
+                    u64::try_from(report.duration.as_micros()).unwrap_or(u64::MAX)
+                })
+                .collect();
+            let mut sorted = reports.clone();
+            sorted.sort_unstable();
+            println!("interpreter/{name}_{form}: duration_us median {} (of 21: {:?})", sorted[10], reports);
+            group.bench_function(format!("{name}_{form}"), |b| {
+                b.to_async(&rt).iter(|| async { host.call(&tool, input.clone()).await.unwrap() })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, calls, interpreters, loads, verification);
 criterion_main!(benches);
