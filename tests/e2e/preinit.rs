@@ -74,7 +74,7 @@ async fn preinitialize(export: &str, timeout: Duration) -> Result<Vec<u8>, Prein
 }
 
 #[tokio::test]
-async fn an_initialization_that_keeps_a_handle_traps_loops_or_outgrows_its_memory_is_refused() {
+async fn an_initialization_that_keeps_a_handle_traps_loops_sleeps_or_outgrows_its_memory_is_refused() {
     let ample = Duration::from_secs(60);
     // A handle kept across the initialization would dangle in every instance.
     match preinitialize("init-keeps-a-stream", ample).await {
@@ -91,6 +91,8 @@ async fn an_initialization_that_keeps_a_handle_traps_loops_or_outgrows_its_memor
     assert!(trapped.contains("the initialization fails"), "the guest's panic message: {trapped}");
     let looped = reason(preinitialize("init-loops", Duration::from_secs(1)).await);
     assert!(looped.contains("1s time limit"), "{looped}");
+    let slept = reason(preinitialize("init-sleeps", Duration::from_secs(1)).await);
+    assert!(slept.contains("1s time limit, waiting in a host call"), "{slept}");
     let grown = reason(preinitialize("init-grows", ample).await);
     assert!(grown.contains("limit of 67108864 bytes of linear memory"), "{grown}");
 

@@ -178,6 +178,13 @@ impl KeptStore {
         classify(error, self.store.data(), &self.limits)
     }
 
+    /// How long to wait for a run in this store before giving up on it: its time limit,
+    /// which its epoch deadline enforces while the guest runs wasm, and a grace for a
+    /// guest blocked in a host call, which no deadline reaches.
+    pub fn backstop(&self) -> Duration {
+        self.limits.timeout + BACKSTOP_GRACE
+    }
+
     /// How many resources (streams, descriptors, pollables, …) the guest holds open.
     pub fn open_resources(&mut self) -> usize {
         self.store.data_mut().table.iter_mut().count()

@@ -1,8 +1,8 @@
 //! Pre-initialization: a component run once at build time and written back as the state its initialization left.
 //!
-//! A component run once, at build or install time, and written back with the state its
-//! initialization left, so that every fresh instance starts there. An interpreter built into a component (RustPython, Boa) spends milliseconds building
-//! itself in every instance, and every call is a fresh instance. wasmtime-wizer
+//! So that every fresh instance starts where the initialization ended: an interpreter
+//! built into a component (RustPython, Boa) spends milliseconds building itself in
+//! every instance, and every call is a fresh instance. wasmtime-wizer
 //! instruments the component so that its linear memories and mutable globals can be
 //! read, this module instantiates it, calls its initialization export once, and wizer
 //! rewrites the component with what that left as its initial state. A call then starts
@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::component::{Component, Instance, Lift, WasmList};
+use wasmtime::component::{Component, Instance, InstancePre, Lift, WasmList};
 use wasmtime::{Config, Engine, OptLevel, Store, Strategy};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
@@ -115,24 +115,7 @@ pub async fn preinitialize(wasm: &[u8], preinit: &Preinit) -> Result<Vec<u8>, Pr
     let limits = Limits { fuel: u64::MAX, memory: preinit.max_memory, timeout: preinit.timeout, ..Limits::default() };
     let mut kept =
         sandbox(&engine, preinit, &limits).keep_store().map_err(|e| PreinitError::Instantiate(e.to_string()))?;
-    let failed = |kept: &KeptStore, e| PreinitError::InitFailed {
-        export: export.to_owned(),
-        reason: kept.failure(e).to_string(),
-    };
-    let instance = match pre.instantiate_async(&mut kept.store).await {
-        Ok(instance) => instance,
-        Err(e) => return Err(failed(&kept, e)),
-    };
-    let init = instance
-        .get_typed_func::<(), ()>(&mut kept.store, export)
-        .map_err(|e| PreinitError::NoInitExport { export: export.to_owned(), reason: format!("{e:#}") })?;
-    if let Err(e) = init.call_async(&mut kept.store, ()).await {
-        return Err(failed(&kept, e));
-    }
-    let open = kept.open_resources();
-    if open > 0 {
-        return Err(PreinitError::HeldResources { export: export.to_owned(), count: open });
-    }
+    let instance = initialize(&mut kept, &pre, preinit).await?;
 
     // wizer's accessors only read memory and globals.
     kept.lift_limits();
@@ -147,6 +130,40 @@ pub async fn preinitialize(wasm: &[u8], preinit: &Preinit) -> Result<Vec<u8>, Pr
         .validate_all(&snapshot)
         .map_err(|e| PreinitError::Snapshot(format!("the rewritten component does not validate: {e}")))?;
     Ok(snapshot)
+}
+
+/// Instantiates the component in `kept`'s store and calls its init export once, within
+/// the store's limits: the instance it initialized, holding no resource.
+async fn initialize(
+    kept: &mut KeptStore,
+    pre: &InstancePre<SandboxState>,
+    preinit: &Preinit,
+) -> Result<Instance, PreinitError> {
+    let export = preinit.init_export.as_str();
+    let backstop = kept.backstop();
+    let store = &mut kept.store;
+    let run = async move {
+        let instance = pre.instantiate_async(&mut *store).await?;
+        let init = instance.get_typed_func::<(), ()>(&mut *store, export)?;
+        init.call_async(&mut *store, ()).await.map(|()| instance)
+    };
+    // The epoch deadline stops a guest running wasm; one blocked in a host call (a
+    // sleep, a poll) is stopped here, as a call's is.
+    let instance = match tokio::time::timeout(backstop, run).await {
+        Ok(Ok(instance)) => instance,
+        Ok(Err(e)) => {
+            return Err(PreinitError::InitFailed { export: export.to_owned(), reason: kept.failure(e).to_string() });
+        }
+        Err(_elapsed) => {
+            let reason = format!("it ran past its {:?} time limit, waiting in a host call", preinit.timeout);
+            return Err(PreinitError::InitFailed { export: export.to_owned(), reason });
+        }
+    };
+    let open = kept.open_resources();
+    if open > 0 {
+        return Err(PreinitError::HeldResources { export: export.to_owned(), count: open });
+    }
+    Ok(instance)
 }
 
 /// The sandbox of a call with no grants, within `limits`.

@@ -59,6 +59,7 @@ mod faults {
                      export init-loops: func();
                      export init-traps: func();
                      export init-grows: func();
+                     export init-sleeps: func();
                  }",
     });
 
@@ -79,6 +80,12 @@ mod faults {
 
         fn init_traps() {
             panic!("the initialization fails");
+        }
+
+        /// Waits an hour in a host call, where no epoch deadline reaches it.
+        fn init_sleeps() {
+            let hour = wasip2::clocks::monotonic_clock::subscribe_duration(3600 * 1_000_000_000);
+            hour.block();
         }
 
         /// Asks for far more memory than any limit allows.
