@@ -72,6 +72,14 @@ pub fn preinitialized(component: &Path, export: &str) -> PathBuf {
     let partial = dir.join(format!(".{stem}.{}.partial", std::process::id()));
     std::fs::write(&partial, made).expect("write a pre-initialized component");
     std::fs::rename(&partial, &snapshot).expect("move a pre-initialized component into place");
+    // Earlier builds' snapshots of the same crate (tens of MB each for Python) go.
+    let earlier = format!("{stem}-{export}-");
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&earlier) && entry.path() != snapshot {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
     snapshot
 }
 
