@@ -29,6 +29,12 @@ pub fn component(crate_name: &str) -> PathBuf {
     }
 }
 
+/// The manifest a stdlib crate ships (`stdlib/<dir>/manifest.toml`).
+pub fn shipped_manifest(crate_dir: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib").join(crate_dir).join("manifest.toml");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Path of a component as its crate built it, never pre-initialized.
 pub fn built_component(crate_name: &str) -> PathBuf {
     let path = guest_dir().join(format!("{}.wasm", crate_name.replace('-', "_")));
@@ -68,10 +74,7 @@ pub fn preinitialized(component: &Path, export: &str) -> PathBuf {
             .expect("pre-initialization thread")
     });
     let made = made.unwrap_or_else(|e| panic!("{} {e}", component.display()));
-    std::fs::create_dir_all(&dir).expect("create the pre-initialized components' directory");
-    let partial = dir.join(format!(".{stem}.{}.partial", std::process::id()));
-    std::fs::write(&partial, made).expect("write a pre-initialized component");
-    std::fs::rename(&partial, &snapshot).expect("move a pre-initialized component into place");
+    toolhost::oci::write_atomically(&snapshot, &made).expect("write a pre-initialized component");
     // Earlier builds' snapshots of the same crate (tens of MB each for Python) go.
     let earlier = format!("{stem}-{export}-");
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {

@@ -18,7 +18,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolhost::trust::{self, Pin, Sha256, SigningKeys};
 use toolhost::{CacheSetting, EngineSettings, Tiering, ToolHost};
-use toolhost_tests::{ToolsDir, built_component, component, cosign_keygen, cosign_sign, polyglot_component};
+use toolhost_tests::{
+    ToolsDir, built_component, component, cosign_keygen, cosign_sign, polyglot_component, shipped_manifest,
+};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime")
@@ -162,8 +164,7 @@ fn interpreters(c: &mut Criterion) {
             let crate_name = format!("code-{language}");
             let wasm = std::fs::read(crate_path(&crate_name)).expect("read the component");
             tools.write("code", &format!("{language}.wasm"), &wasm);
-            let manifest = format!("{}/../stdlib/{crate_name}/manifest.toml", env!("CARGO_MANIFEST_DIR"));
-            tools.manifest("code", language, &std::fs::read_to_string(&manifest).expect("the shipped manifest"));
+            tools.manifest("code", language, &shipped_manifest(&crate_name));
         }
         let builder = ToolHost::builder().root(tools.path()).compile_cache(CacheSetting::Dir(cache.path().into()));
         let host = rt.block_on(builder.build()).expect("host");

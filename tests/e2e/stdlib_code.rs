@@ -2,21 +2,15 @@
 //! (RustPython), installed with the manifests they ship with: normal use, the code they
 //! refuse or fail, and the limits that stop runaway code while the host keeps serving.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::{CacheSetting, CallError, EngineSettings, MemoryResource, Risk, Tiering, ToolHost};
-use toolhost_tests::ToolsDir;
+use toolhost_tests::{ToolsDir, shipped_manifest};
 
 const JS: &str = "code/javascript";
 const PY: &str = "code/python";
-
-/// The manifest a stdlib crate ships (`stdlib/<crate>/manifest.toml`).
-fn shipped_manifest(crate_name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib").join(crate_name).join("manifest.toml");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// One compile cache for every test here: both interpreters are megabytes of code, so
 /// each is compiled once per test run instead of once per test. Compiled by Cranelift

@@ -5,20 +5,14 @@
 //! limits (schema bounds, the storage quota).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use toolhost::storage::StorageSetting;
 use toolhost::{CallError, Tiering, ToolHost};
 
-use toolhost_tests::{ToolsDir, builder_on};
-
-/// The shipped manifest, `stdlib/task/manifest.toml`.
-fn shipped_manifest() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/task/manifest.toml");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use toolhost_tests::{ToolsDir, builder_on, shipped_manifest};
 
 /// `task/task.wasm` in a tools directory, with `manifest` beside it (none if `None`),
 /// and a storage file of its own.
@@ -38,7 +32,7 @@ impl Fixture {
     }
 
     fn shipped() -> Fixture {
-        Fixture::new(Some(&shipped_manifest()))
+        Fixture::new(Some(&shipped_manifest("task")))
     }
 
     fn database(&self) -> PathBuf {
@@ -350,7 +344,7 @@ async fn the_schemas_bound_lengths_counts_and_the_limit() {
 
 #[tokio::test]
 async fn at_the_storage_quota_create_fails_cleanly_and_the_earlier_tasks_stay() {
-    let shipped = shipped_manifest();
+    let shipped = shipped_manifest("task");
     let small = shipped.replace(r#"max_bytes = "16 MiB""#, r#"max_bytes = "2 KiB""#);
     assert_ne!(small, shipped, "the shipped manifest sets max_bytes = \"16 MiB\"");
     let fixture = Fixture::new(Some(&small));

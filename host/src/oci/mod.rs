@@ -42,6 +42,7 @@ pub use auth::docker_config_path;
 pub use lock::{LOCK_FILE, Lock, LockError, Locked};
 pub use pull::{PullMode, Pulled, pull};
 pub use push::{Pushed, push};
+pub use store::write_atomically;
 
 /// The largest component layer pulled: a bound on what a registry can make a pull write.
 pub const MAX_COMPONENT_SIZE: u64 = 1 << 30;

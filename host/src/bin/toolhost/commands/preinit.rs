@@ -29,7 +29,7 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let shown = args.component.display().to_string();
-    let wasm = match read_bounded(&args.component) {
+    let wasm = match toolhost::text::read_bytes_bounded(&args.component, toolhost::oci::MAX_COMPONENT_SIZE) {
         Ok(wasm) => wasm,
         Err(e) => return Ok(fail("preinit", &format!("{shown}: {e}"), exit::HOST)),
     };
@@ -40,7 +40,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(fail("preinit", &format!("{shown} {e}"), exit::LOAD)),
     };
     let took = started.elapsed();
-    if let Err(e) = write_whole(&args.output, &snapshot) {
+    if let Err(e) = toolhost::oci::write_atomically(&args.output, &snapshot) {
         return Ok(fail("preinit", &format!("{}: {e}", args.output.display()), exit::HOST));
     }
     print_json(&json!({
@@ -51,23 +51,4 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         "took_ms": took.as_secs_f64() * 1000.0,
     }));
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(toolhost::oci::MAX_COMPONENT_SIZE + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > toolhost::oci::MAX_COMPONENT_SIZE {
-        return Err(std::io::Error::other(format!("larger than {} MiB", toolhost::oci::MAX_COMPONENT_SIZE >> 20)));
-    }
-    Ok(bytes)
-}
-
-/// Writes a temporary file beside `path` and renames it into place.
-fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
