@@ -89,6 +89,15 @@ impl ToolHost {
 
     /// The tools `caller` may call that `filter` keeps (risk, hints, approval).
     pub fn list_filtered(&self, caller: &Caller, filter: &ToolFilter) -> Vec<ToolDescription> {
+        let mut listed = Vec::new();
+        self.for_each_listed(caller, filter, |description| listed.push(description));
+        listed
+    }
+
+    /// Hands `each` the description of every tool `caller` may call that `filter` keeps,
+    /// one at a time: a caller that keeps less than the whole description (the MCP
+    /// server's list) never holds every tool's parsed schemas at once.
+    pub(crate) fn for_each_listed(&self, caller: &Caller, filter: &ToolFilter, mut each: impl FnMut(ToolDescription)) {
         let snapshot = self.snapshot.load();
         let policy = self.policy.load();
         snapshot
@@ -98,8 +107,7 @@ impl ToolHost {
                 filter.keeps(&policy.tool_policy(&entry.full_name, &entry.def().policy))
                     && self.access(caller, entry).is_ok()
             })
-            .map(|entry| self.described(&snapshot, entry))
-            .collect()
+            .for_each(|entry| each(self.described(&snapshot, entry)));
     }
 
     /// How `entry` is listed: as its source describes it, under what the operator's

@@ -1,10 +1,10 @@
 //! What every MCP session of a server shares: the host, the default caller, each caller's tool list, and the approval key.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::approval::ApprovalKey;
@@ -14,7 +14,7 @@ use crate::error::CallError;
 use crate::host::{CallOptions, ListingVersion, ToolHost, sweep_idle};
 use crate::names;
 use crate::policy::{ApproveVia, Caller};
-use crate::tool::{OutputForm, ToolDescription};
+use crate::tool::{OutputForm, ToolDescription, ToolFilter};
 
 /// What every session shares: the host, who calls when no credentials say otherwise,
 /// and each caller's tool list of the last snapshot and policy it was built for.
@@ -22,6 +22,8 @@ pub(crate) struct Shared {
     pub(super) host: ToolHost,
     caller: Caller,
     tools: Mutex<HashMap<Caller, ToolList>>,
+    /// The schemas of the lists in `tools`, one parsed copy of each.
+    schemas: Mutex<SchemaPool>,
     /// Seals the approval questions of 2026-07-28 calls ([`approval::seal`]).
     pub(super) approval_key: ApprovalKey,
     /// The transport's sessions, told when one is initialized and asked when it ends.
@@ -54,7 +56,8 @@ impl Shared {
     ) -> Arc<Self> {
         let idle = host.idle_after();
         let tools = Mutex::new(HashMap::new());
-        let shared = Arc::new(Shared { host, caller, tools, approval_key, sessions, approve_via });
+        let schemas = Mutex::new(SchemaPool::default());
+        let shared = Arc::new(Shared { host, caller, tools, schemas, approval_key, sessions, approve_via });
         sweep_idle(Arc::downgrade(&shared), idle, "tool lists no listing used", move |shared| {
             let mut lists = shared.lists();
             let kept = lists.len();
@@ -84,7 +87,7 @@ impl Shared {
                 cached.used = Instant::now();
                 return cached.tools.clone();
             }
-            let tools: Vec<Tool> = self.host.list(caller).iter().filter_map(mcp_tool).collect();
+            let tools = self.build_list(caller);
             // A reload or a new policy while listing: the list may be of the newer
             // state; build again rather than cache it under the wrong version.
             if self.host.listing_version() != version {
@@ -98,6 +101,18 @@ impl Shared {
             lists.insert(caller.clone(), ToolList { version, tools: tools.clone(), used: Instant::now() });
             return tools;
         }
+    }
+
+    /// The MCP definitions of the tools `caller` may call, their schemas shared with
+    /// every other list's.
+    fn build_list(&self, caller: &Caller) -> Vec<Tool> {
+        let mut schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+        schemas.forget_unused();
+        let mut tools = Vec::new();
+        self.host.for_each_listed(caller, &ToolFilter::default(), |description| {
+            tools.extend(mcp_tool(&description, &mut schemas));
+        });
+        tools
     }
 
     fn lists(&self) -> std::sync::MutexGuard<'_, HashMap<Caller, ToolList>> {
@@ -168,12 +183,54 @@ fn content_result(mut output: Value) -> CallToolResult {
 }
 
 /// A tool as `tools/list` shows it: the MCP definition of [`definitions`], in the SDK's
-/// type.
-fn mcp_tool(description: &ToolDescription) -> Option<Tool> {
-    let definition = definitions::definition(description, ExportFormat::Mcp);
-    serde_json::from_value(definition)
-        .inspect_err(|e| tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}"))
-        .ok()
+/// type, with its schemas taken from `schemas`.
+fn mcp_tool(description: &ToolDescription, schemas: &mut SchemaPool) -> Option<Tool> {
+    let mut definition = definitions::definition(description, ExportFormat::Mcp);
+    let input = definition.get_mut("inputSchema").map(|schema| std::mem::replace(schema, json!({})));
+    let output = definition.get_mut("outputSchema").map(|schema| std::mem::replace(schema, json!({})));
+    let no_definition = |e: &dyn std::fmt::Display| {
+        tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}");
+    };
+    let mut tool: Tool = serde_json::from_value(definition).inspect_err(|e| no_definition(e)).ok()?;
+    let object = |schema: Option<Value>| match schema {
+        Some(Value::Object(schema)) => Ok(schema),
+        other => Err(format!("a schema must be a JSON object, not {}", other.unwrap_or_default())),
+    };
+    tool.input_schema = schemas.shared(object(input).inspect_err(|e| no_definition(e)).ok()?);
+    if output.is_some() {
+        tool.output_schema = Some(schemas.shared(object(output).inspect_err(|e| no_definition(e)).ok()?));
+    }
+    Some(tool)
+}
+
+/// One parsed copy of each distinct schema the server's tool lists hold, found by a hash
+/// of its JSON. Parsed JSON takes about twelve times the memory of its text, and the same
+/// schema is listed again and again: in every caller's list, by every copy of a
+/// component, by tools of one shape; and a list is rebuilt after every reload.
+#[derive(Default)]
+struct SchemaPool(HashMap<blake3::Hash, Weak<JsonObject>>);
+
+impl SchemaPool {
+    /// The pool's copy of `schema`, which it holds from now on while a list does.
+    fn shared(&mut self, schema: JsonObject) -> Arc<JsonObject> {
+        let mut hasher = blake3::Hasher::new();
+        // Writing JSON into a hasher cannot fail; if it did, the schema stays the list's own.
+        if serde_json::to_writer(&mut hasher, &schema).is_err() {
+            return Arc::new(schema);
+        }
+        let key = hasher.finalize();
+        if let Some(pooled) = self.0.get(&key).and_then(Weak::upgrade) {
+            return pooled;
+        }
+        let schema = Arc::new(schema);
+        self.0.insert(key, Arc::downgrade(&schema));
+        schema
+    }
+
+    /// Drops the entries of schemas no list holds any more.
+    fn forget_unused(&mut self) {
+        self.0.retain(|_, schema| schema.strong_count() > 0);
+    }
 }
 
 /// The protocol error for a name that resolves to no tool (MCP: invalid params).
@@ -219,6 +276,43 @@ mod tests {
         let lists = shared.lists().keys().cloned().collect::<Vec<_>>();
         assert_eq!(lists, vec![planner.clone()]);
         assert!(started.elapsed() >= idle / 2, "dropped after {:?}, before it was idle", started.elapsed());
+    }
+
+    /// A native tool whose schemas are those of `shape`.
+    fn native(name: &str, shape: &str) -> crate::NativeTool {
+        let input = json!({ "type": "object", "properties": { shape: { "type": "string" } } });
+        let output = json!({ "type": "object", "properties": { shape: { "type": "number" } } });
+        crate::NativeTool::new(name, "A tool.", input, output, |_input: Value| async { Ok(json!({})) }).unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_list_holds_one_parsed_copy_of_each_distinct_schema() {
+        let host = ToolHost::builder()
+            .layer(crate::Layer::native("native"))
+            .tool("native", native("one/copy", "a"))
+            .tool("native", native("two/copy", "a"))
+            .tool("native", native("one/other", "b"))
+            .build()
+            .await
+            .unwrap();
+        let shared = Shared::start(host, Caller::local(), ApprovalKey::random().unwrap(), None, ApproveVia::Client);
+        let tool = |list: &[Tool], name: &str| list.iter().find(|tool| tool.name == name).cloned().unwrap();
+        let (local, planner) = (shared.tools(&Caller::local()), shared.tools(&Caller::new("planner")));
+        let (one, two, other) = (tool(&local, "one.copy"), tool(&local, "two.copy"), tool(&local, "one.other"));
+        assert_eq!(one.input_schema.get("properties"), Some(&json!({ "a": { "type": "string" } })));
+        assert!(Arc::ptr_eq(&one.input_schema, &two.input_schema), "two tools of one schema hold one copy");
+        assert!(Arc::ptr_eq(one.output_schema.as_ref().unwrap(), two.output_schema.as_ref().unwrap()));
+        assert!(!Arc::ptr_eq(&one.input_schema, &other.input_schema), "distinct schemas stay distinct");
+        assert_eq!(other.input_schema.get("properties"), Some(&json!({ "b": { "type": "string" } })));
+        assert!(!Arc::ptr_eq(&one.input_schema, one.output_schema.as_ref().unwrap()));
+        let planners = tool(&planner, "one.copy");
+        assert!(Arc::ptr_eq(&one.input_schema, &planners.input_schema), "two callers' lists hold one copy");
+        // Once no list holds a schema, neither does the pool.
+        drop((local, planner, one, two, other, planners));
+        shared.lists().clear();
+        let mut schemas = shared.schemas.lock().unwrap();
+        schemas.forget_unused();
+        assert!(schemas.0.is_empty());
     }
 
     #[test]

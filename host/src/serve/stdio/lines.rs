@@ -164,11 +164,27 @@ impl JsonLines {
     }
 }
 
+/// A line from which on the pages of its buffer go back to the system once it is written.
+const LARGE_LINE: usize = 1 << 20;
+
 async fn write_line(writer: &Writer, mut line: Vec<u8>) -> io::Result<()> {
     line.push(b'\n');
-    let mut writer = writer.lock().await;
-    writer.write_all(&line).await?;
-    writer.flush().await
+    let large = line.len() > LARGE_LINE;
+    let mut guard = writer.lock().await;
+    let written = async {
+        guard.write_all(&line).await?;
+        guard.flush().await
+    }
+    .await;
+    drop(guard);
+    drop(line);
+    // Serializing a message of megabytes (a `tools/list` of a hundred components) freed
+    // twice its size on the way, in buffers that outgrew one another: give those pages
+    // back now, not a second later, so one listing does not lift the server's memory.
+    if large {
+        crate::allocator::purge_arenas();
+    }
+    written
 }
 
 impl Transport<RoleServer> for JsonLines {
