@@ -1,4 +1,4 @@
-//! What every MCP session of a server shares: the host, the default caller, each caller's tool list, and the approval key.
+//! What every MCP session of a server shares: the host, the default caller, each caller's tool list (their schemas parsed once, in a pool shared by every list), and the approval key.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
