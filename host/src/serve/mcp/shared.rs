@@ -192,9 +192,11 @@ fn mcp_tool(description: &ToolDescription, schemas: &mut SchemaPool) -> Option<T
         tracing::error!(tool = %description.name, "no MCP definition for the tool: {e}");
     };
     let mut tool: Tool = serde_json::from_value(definition).inspect_err(|e| no_definition(e)).ok()?;
+    // The schema itself stays out of the log: it is the tool's text, and may be large.
     let object = |schema: Option<Value>| match schema {
         Some(Value::Object(schema)) => Ok(schema),
-        other => Err(format!("a schema must be a JSON object, not {}", other.unwrap_or_default())),
+        Some(_) => Err("its schema is not a JSON object"),
+        None => Err("it has no input schema"),
     };
     tool.input_schema = schemas.shared(object(input).inspect_err(|e| no_definition(e)).ok()?);
     if output.is_some() {
