@@ -19,8 +19,8 @@
 //! The run is the tool's source's ([`ToolSource`](crate::ToolSource)`::run`); everything before and after
 //! it is the same for every kind of source.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 use tracing::Instrument;
@@ -36,6 +36,9 @@ use crate::sandbox::{CapturedOutput, DeniedRequest};
 use crate::schema::{ArgumentShape, WRAPPED_INPUT, nesting_violation};
 use crate::sources::{Produced, RunContext};
 
+/// [`Caller::local`], made once rather than on every call.
+static LOCAL: LazyLock<Caller> = LazyLock::new(Caller::local);
+
 impl ToolHost {
     /// Calls a tool as the local caller and returns its validated output.
     ///
@@ -44,7 +47,7 @@ impl ToolHost {
     /// arguments object a consumer of [`ToolHost::export`] sends: for a tool whose input
     /// travels wrapped ([`ArgumentShape::Wrapped`]), the tool gets its `input` property.
     pub async fn call(&self, name: &str, input: Value) -> Result<Value, CallError> {
-        self.call_as(&Caller::local(), name, input).await
+        self.call_as(&LOCAL, name, input).await
     }
 
     /// Calls a tool on behalf of `caller` and returns its validated output.
@@ -54,7 +57,7 @@ impl ToolHost {
 
     /// Calls a tool as the local caller and reports everything about the call.
     pub async fn call_detailed(&self, name: &str, input: Value) -> CallReport {
-        self.call_detailed_as(&Caller::local(), None, name, input).await
+        self.call_detailed_as(&LOCAL, None, name, input).await
     }
 
     /// Calls a tool on behalf of `caller` and reports everything about the call. Every
@@ -173,7 +176,8 @@ impl ToolHost {
             client: client.finish(),
         };
         let outcome = match (output, ran.writes) {
-            (Ok(output), Some(writes)) => writes.commit(&entry.full_name).await.map(|()| output),
+            // Boxed, as the run's futures are: only a call that wrote carries a commit.
+            (Ok(output), Some(writes)) => Box::pin(writes.commit(&entry.full_name)).await.map(|()| output),
             (outcome, _) => outcome,
         };
         // A failed call shows its error alone: what it showed before is not its answer.

@@ -126,9 +126,11 @@ impl ToolSource {
             ToolSource::Component { component, index } => {
                 context.components.run(component, *index, (full_name, &input), context).await
             }
-            ToolSource::Native(tool) => tool.run(full_name, input, context).await,
-            ToolSource::Http(tool) => tool.run(full_name, &input, context).await,
-            ToolSource::Upstream(tool) => tool.run(full_name, input, context.progress).await,
+            // Boxed: an HTTP request's or an upstream server's future is several times
+            // a component call's, and every call's future would carry the largest.
+            ToolSource::Native(tool) => Box::pin(tool.run(full_name, input, context)).await,
+            ToolSource::Http(tool) => Box::pin(tool.run(full_name, &input, context)).await,
+            ToolSource::Upstream(tool) => Box::pin(tool.run(full_name, input, context.progress)).await,
         }
     }
 
