@@ -212,7 +212,8 @@ impl CallReport {
 pub(super) struct Recorder<'h> {
     host: &'h ToolHost,
     span: tracing::Span,
-    started_at: SystemTime,
+    /// The call's one reading of the clock at its start: its wall-clock time, needed
+    /// only by an audit record, is derived from it when one is written.
     started: Instant,
     /// Taken when the call ends.
     report: Option<CallReport>,
@@ -232,7 +233,6 @@ impl<'h> Recorder<'h> {
         Recorder {
             host,
             span,
-            started_at: SystemTime::now(),
             started: Instant::now(),
             report: Some(CallReport::new(caller.clone(), call_id, name.to_owned())),
             input_bytes: AtomicU64::new(0),
@@ -265,7 +265,8 @@ impl<'h> Recorder<'h> {
             metrics.record_call(&report);
         }
         if self.host.audit.is_active() {
-            self.host.audit.record(report.audit_record(self.started_at));
+            let started_at = SystemTime::now().checked_sub(report.duration).unwrap_or(UNIX_EPOCH);
+            self.host.audit.record(report.audit_record(started_at));
         }
         report
     }

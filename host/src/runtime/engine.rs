@@ -11,9 +11,9 @@
 //! compiler only, so a host has one engine per tier, configured alike in everything else:
 //! fuel, epochs, memory limits and the pool behave the same on both.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, Strategy};
 
@@ -230,8 +230,25 @@ fn instance_pool(settings: &EngineSettings) -> Result<PoolingAllocationConfig, B
     Ok(pool)
 }
 
+/// Milliseconds since the process first asked, as of the last tick of any host's
+/// epoch clock: a time for bookkeeping on the call path (when a component's code was
+/// last used) that costs an atomic load rather than a reading of the system clock.
+/// It lags by at most a tick while a host runs, and stands still while none does.
+pub(crate) fn coarse_now_ms() -> u64 {
+    COARSE_NOW_MS.load(Ordering::Relaxed)
+}
+
+static COARSE_NOW_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Moves [`coarse_now_ms`] to now (never back: several hosts' clocks may tick).
+fn advance_coarse_clock() {
+    static START: OnceLock<Instant> = OnceLock::new();
+    let elapsed = START.get_or_init(Instant::now).elapsed();
+    COARSE_NOW_MS.fetch_max(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
 /// Advances the epoch of every engine of a host every [`EPOCH_TICK`] on a background
-/// thread until dropped.
+/// thread until dropped, and with it [`coarse_now_ms`].
 pub(crate) struct EpochTicker {
     stop: Arc<AtomicBool>,
     engines: Arc<Mutex<Vec<EngineWeak>>>,
@@ -247,6 +264,7 @@ impl EpochTicker {
             move || {
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
+                    advance_coarse_clock();
                     let engines = engines.lock().unwrap_or_else(|e| e.into_inner());
                     let mut alive = false;
                     for engine in engines.iter().filter_map(EngineWeak::upgrade) {

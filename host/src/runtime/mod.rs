@@ -20,7 +20,7 @@ use wasmtime::component::{Component, Linker};
 
 pub(crate) use cache::CompileCache;
 pub use engine::{EPOCH_TICK, EngineSettings, MAX_INSTANCES, MIN_MAX_MEMORY, Tier, Tiering};
-pub(crate) use engine::{EpochTicker, compiling_engine};
+pub(crate) use engine::{EpochTicker, coarse_now_ms, compiling_engine};
 
 use crate::error::BuildError;
 use crate::sandbox::{SandboxState, new_linker};

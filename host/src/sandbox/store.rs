@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{ComponentExportIndex, InstancePre, ResourceTable, Val};
@@ -166,8 +167,10 @@ impl Sandbox<'_> {
     pub fn keep_store(self) -> Result<KeptStore, CallError> {
         let Sandbox { engine, label, limits, grants, services } = self;
         let output = OutputSink::new(limits.max_log);
-        let store = new_store(engine, label.clone(), limits, grants, &output, ProgressReports::default(), services)
-            .map_err(|message| CallError::Host { tool: label.to_string(), message })?;
+        let deadline = Instant::now() + limits.timeout;
+        let store =
+            new_store(engine, label.clone(), (limits, deadline), grants, &output, ProgressReports::default(), services)
+                .map_err(|message| CallError::Host { tool: label.to_string(), message })?;
         Ok(KeptStore { store, limits: *limits })
     }
 }
@@ -202,7 +205,9 @@ impl KeptStore {
 async fn run<W: GuestWork>(sandbox: Sandbox<'_>, progress: ProgressReports, work: W) -> Run<W::Output> {
     let Sandbox { engine, label, limits, grants, services } = sandbox;
     let output = OutputSink::new(limits.max_log);
-    let mut store = match new_store(engine, label.clone(), limits, grants, &output, progress, services) {
+    // One reading of the clock for both the guest's deadline and the backstop's.
+    let deadline = Instant::now() + limits.timeout;
+    let mut store = match new_store(engine, label.clone(), (limits, deadline), grants, &output, progress, services) {
         Ok(store) => store,
         Err(message) => {
             let consumed = Consumed { fuel: 0, output: output.take(), denied_requests: Vec::new(), transaction: None };
@@ -210,24 +215,45 @@ async fn run<W: GuestWork>(sandbox: Sandbox<'_>, progress: ProgressReports, work
         }
     };
     // Boxed: the guest's futures are large, and the caller's future should not carry them.
-    let outcome = tokio::time::timeout(limits.timeout + BACKSTOP_GRACE, Box::pin(work.run(&mut store))).await;
+    let outcome = until_backstop(deadline + BACKSTOP_GRACE, Box::pin(work.run(&mut store))).await;
     let fuel_consumed = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
     let result = match outcome {
-        Ok(Ok(returned)) => Ok(returned),
-        Ok(Err(error)) => Err(classify(error, store.data(), limits)),
-        Err(_elapsed) => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
+        Some(Ok(returned)) => Ok(returned),
+        Some(Err(error)) => Err(classify(error, store.data(), limits)),
+        None => Err(CallError::Timeout { tool: label.to_string(), limit: limits.timeout }),
     };
     let transaction = store.data_mut().storage.take_transaction();
     let denied_requests = store.data().outbound.denied();
     Run { result, consumed: Consumed { fuel: fuel_consumed, output: output.take(), denied_requests, transaction } }
 }
 
+/// `work`'s output, or `None` if it is still waiting at `backstop`. The timer is armed
+/// only once `work` waits: most calls never do (the guest runs to its answer in one
+/// poll), and a timer would cost each of them its registration with the runtime.
+async fn until_backstop<F: Future>(backstop: Instant, work: F) -> Option<F::Output> {
+    let mut work = std::pin::pin!(work);
+    let mut timer = std::pin::pin!(None::<tokio::time::Sleep>);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        if timer.is_none() {
+            timer.set(Some(tokio::time::sleep_until(backstop.into())));
+        }
+        match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(None),
+            _ => Poll::Pending,
+        }
+    })
+    .await
+}
+
 /// A store holding exactly the grants, bounded by the limits: fuel, memory and tables
-/// through the limiter, and a wall-clock deadline checked at every epoch tick.
+/// through the limiter, and the wall-clock `deadline` checked at every epoch tick.
 fn new_store(
     engine: &Engine,
     label: Arc<str>,
-    limits: &Limits,
+    (limits, deadline): (&Limits, Instant),
     grants: Arc<Grants>,
     output: &OutputSink,
     progress: ProgressReports,
@@ -252,7 +278,6 @@ fn new_store(
     store.limiter(|state| &mut state.limiter);
     // Cannot fail: fuel is enabled on every engine this crate builds.
     let _ = store.set_fuel(limits.fuel);
-    let deadline = Instant::now() + limits.timeout;
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
         if Instant::now() >= deadline {
@@ -300,3 +325,36 @@ fn classify(error: wasmtime::Error, state: &SandboxState, limits: &Limits) -> Ca
 
 /// Longest backtrace kept, in bytes: function names come from the guest.
 const MAX_BACKTRACE: usize = 16 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use std::future::pending;
+    use std::time::{Duration, Instant};
+
+    use super::until_backstop;
+
+    #[tokio::test]
+    async fn work_that_answers_at_once_arms_no_timer_and_keeps_its_answer() {
+        // A backstop already past: only an armed timer could fire it.
+        let past = Instant::now() - Duration::from_millis(1);
+        assert_eq!(until_backstop(past, async { 7 }).await, Some(7));
+    }
+
+    #[tokio::test]
+    async fn work_that_waits_is_given_up_at_the_backstop() {
+        let started = Instant::now();
+        let backstop = started + Duration::from_millis(50);
+        assert_eq!(until_backstop(backstop, pending::<u32>()).await, None);
+        assert!(started.elapsed() >= Duration::from_millis(50), "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn work_that_waits_and_then_answers_before_the_backstop_keeps_its_answer() {
+        let backstop = Instant::now() + Duration::from_secs(30);
+        let work = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            "answer"
+        };
+        assert_eq!(until_backstop(backstop, work).await, Some("answer"));
+    }
+}

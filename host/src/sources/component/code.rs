@@ -18,15 +18,15 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre};
 
 use super::plain::{self, Docs, PlainCall};
 use crate::contract::PluginPre;
-use crate::runtime::{Tier, TierEngine};
+use crate::runtime::{Tier, TierEngine, coarse_now_ms};
 use crate::sandbox::SandboxState;
 use crate::sources::component::Contract;
 use crate::tool::ToolDef;
@@ -105,7 +105,7 @@ impl Resident {
         Resident {
             current: Mutex::new(Some(Arc::new(code))),
             restorable: AtomicBool::new(restorable),
-            last_used: AtomicU64::new(now_ms()),
+            last_used: AtomicU64::new(coarse_now_ms()),
             restoring: tokio::sync::Mutex::new(()),
         }
     }
@@ -131,7 +131,7 @@ impl Resident {
     where
         F: Future<Output = Result<Code, String>>,
     {
-        self.last_used.store(now_ms(), Ordering::Relaxed);
+        self.last_used.store(coarse_now_ms(), Ordering::Relaxed);
         if let Some(code) = self.current() {
             return Ok(code);
         }
@@ -143,7 +143,7 @@ impl Resident {
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(code.clone());
         // The restore's end counts as a use too: on a loaded machine mapping can take
         // longer than the idle time, and the code would leave before its call ran.
-        self.last_used.store(now_ms(), Ordering::Relaxed);
+        self.last_used.store(coarse_now_ms(), Ordering::Relaxed);
         Ok(code)
     }
 
@@ -157,7 +157,7 @@ impl Resident {
 
     /// Whether no call took the code for `idle`.
     pub fn idle_for(&self, idle: Duration) -> bool {
-        let unused_for = now_ms().saturating_sub(self.last_used.load(Ordering::Relaxed));
+        let unused_for = coarse_now_ms().saturating_sub(self.last_used.load(Ordering::Relaxed));
         u128::from(unused_for) >= idle.as_millis()
     }
 
@@ -185,14 +185,4 @@ pub(crate) fn return_freed_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// The instant [`now_ms`] counts from.
-fn clock_start() -> Instant {
-    static START: OnceLock<Instant> = OnceLock::new();
-    *START.get_or_init(Instant::now)
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(clock_start().elapsed().as_millis()).unwrap_or(u64::MAX)
 }
