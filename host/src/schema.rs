@@ -130,9 +130,14 @@ impl Schema {
 
     /// Checks a value; the common, valid case costs one pass without building errors.
     pub fn check(&self, value: &Value) -> Result<(), Vec<Violation>> {
-        let validator = match self.validator.load_full() {
+        let compiled = self.validator.load();
+        let recompiled;
+        let validator = match compiled.as_deref() {
             Some(validator) => validator,
-            None => self.recompile()?,
+            None => {
+                recompiled = self.recompile()?;
+                &*recompiled
+            }
         };
         if validator.is_valid(value) {
             return Ok(());

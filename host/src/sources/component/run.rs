@@ -74,7 +74,10 @@ impl Components {
         let measured = |bytes: usize| context.input_bytes.store(bytes as u64, Ordering::Relaxed);
         let (produced, consumed) = match &code.kind {
             CodeKind::Toolbox(pre) => {
-                let input_text = input.to_string();
+                let input_text = match input_text(tool, input) {
+                    Ok(text) => text,
+                    Err(error) => return Ran::refused(error),
+                };
                 measured(input_text.len());
                 let progress = context.progress.cloned();
                 let Run { result, consumed } = sandbox.call_tool(pre, def.name(), &input_text, progress).await;
@@ -121,6 +124,15 @@ impl Components {
             client: Some(context.client.clone()),
         }
     }
+}
+
+/// The input as the JSON text `toolbox.call` takes, written straight to bytes (`Display`
+/// would write it through a formatter).
+fn input_text(tool: &str, input: &Value) -> Result<String, CallError> {
+    serde_json::to_string(input).map_err(|e| CallError::Host {
+        tool: tool.to_owned(),
+        message: format!("its input cannot be written as JSON: {e}"),
+    })
 }
 
 /// A plain function's output, its media shown as a content block within the tool's
