@@ -36,7 +36,9 @@ const BACKSTOP_GRACE: Duration = Duration::from_millis(50);
 /// requests, the store behind its buckets and who is calling (neither while a component
 /// loads).
 pub(crate) struct Services {
-    pub resolver: Arc<dyn Resolve>,
+    /// Lent only to a component granted the network: with none, every request is
+    /// refused before any name is resolved.
+    pub resolver: Option<Arc<dyn Resolve>>,
     pub storage: Option<Arc<Storage>>,
     pub caller: Option<Caller>,
     /// What the call may ask of its client, and where its content blocks go.

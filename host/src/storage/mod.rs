@@ -121,6 +121,12 @@ pub struct StorageGrant {
 }
 
 impl StorageGrant {
+    /// Whether any bucket is granted: a component granted none is refused every `open`
+    /// without the host's store.
+    pub(crate) fn grants_any(&self) -> bool {
+        !self.buckets.is_empty() || !self.shared.is_empty()
+    }
+
     /// The bucket a guest's `open(name)` reaches in a call by `agent`, if granted.
     pub(crate) fn bucket(&self, name: &str, agent: &str) -> Option<BucketId> {
         let scope = if self.all_agents.iter().any(|b| b == name) { None } else { Some(agent) };

@@ -56,10 +56,13 @@ pub(crate) struct CallStorage {
 
 impl CallStorage {
     pub fn new(storage: Option<Arc<Storage>>, grant: &StorageGrant, agent: &str, time_limit: Duration) -> CallStorage {
+        // A component granted no bucket is refused every `open` by an empty grant: its
+        // own is not copied (the owner's name would be an allocation on every call).
+        let grant = if grant.grants_any() { grant.clone() } else { StorageGrant::default() };
         CallStorage {
             storage,
             table: ResourceTable::new(),
-            grant: grant.clone(),
+            grant,
             agent: agent.to_owned(),
             time_limit,
             transaction: None,

@@ -63,17 +63,34 @@ pub struct DeniedRequest {
 /// refusals.
 pub(crate) struct OutboundHttp {
     patterns: Arc<[HostPattern]>,
-    resolver: Arc<dyn Resolve>,
-    denied: Arc<Mutex<Vec<DeniedRequest>>>,
+    /// `None` for a component granted no destination: nothing it asks for is resolved.
+    resolver: Option<Arc<dyn Resolve>>,
+    /// Made at the call's first request: most calls send none.
+    denied: Option<Arc<Mutex<Vec<DeniedRequest>>>>,
 }
 
 impl OutboundHttp {
-    pub fn new(patterns: Arc<[HostPattern]>, resolver: Arc<dyn Resolve>) -> Self {
-        OutboundHttp { patterns, resolver, denied: Arc::default() }
+    pub fn new(patterns: Arc<[HostPattern]>, resolver: Option<Arc<dyn Resolve>>) -> Self {
+        OutboundHttp { patterns, resolver, denied: None }
     }
 
     pub fn denied(&self) -> Vec<DeniedRequest> {
-        self.denied.lock().map(|denied| denied.clone()).unwrap_or_default()
+        let denied = self.denied.as_ref().and_then(|denied| denied.lock().ok().map(|denied| denied.clone()));
+        denied.unwrap_or_default()
+    }
+}
+
+/// The resolver of a component granted no destination. The allow-list refuses each of
+/// its requests first; this refuses too, should one ever get past it.
+struct NoResolver;
+
+impl Resolve for NoResolver {
+    fn resolve(&self, host: &str, _port: u16) -> BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> {
+        let error = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("no network access is granted to resolve {host:?}"),
+        );
+        Box::pin(async move { Err(error) })
     }
 }
 
@@ -160,8 +177,8 @@ impl WasiHttpHooks for OutboundHttp {
         _response_errors: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         let patterns = self.patterns.clone();
-        let resolver = self.resolver.clone();
-        let denied = self.denied.clone();
+        let resolver: Arc<dyn Resolve> = self.resolver.clone().unwrap_or_else(|| Arc::new(NoResolver));
+        let denied = self.denied.get_or_insert_with(Arc::default).clone();
         Box::new(async move {
             let uri = request.uri().clone();
             let use_tls = uri.scheme() == Some(&Scheme::HTTPS);

@@ -95,7 +95,7 @@ impl Components {
             label,
             limits: &manifest.limits,
             grants: Arc::new(Grants::default()),
-            services: Services { resolver: self.resolver.clone(), storage: None, caller: None, client: None },
+            services: Services { resolver: Some(self.resolver.clone()), storage: None, caller: None, client: None },
         };
         sandbox.list_tools(pre).await.result.map_err(|e| LoadErrorKind::ListTools(e.to_string()))
     }

@@ -23,7 +23,7 @@ use wasmtime::{Config, Engine, OptLevel, Store, Strategy};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
 use crate::runtime::EpochTicker;
-use crate::sandbox::{Grants, KeptStore, Sandbox, SandboxState, Services, SystemResolver, new_linker};
+use crate::sandbox::{Grants, KeptStore, Sandbox, SandboxState, Services, new_linker};
 use crate::tool::Limits;
 
 /// How one component is pre-initialized.
@@ -173,7 +173,7 @@ fn sandbox<'a>(engine: &'a Engine, preinit: &Preinit, limits: &'a Limits) -> San
         label: Arc::from(preinit.init_export.as_str()),
         limits,
         grants: Arc::new(Grants::default()),
-        services: Services { resolver: Arc::new(SystemResolver), storage: None, caller: None, client: None },
+        services: Services { resolver: None, storage: None, caller: None, client: None },
     }
 }
 

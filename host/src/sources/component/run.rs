@@ -112,14 +112,15 @@ impl Components {
 }
 
 impl Components {
-    /// What the host lends one call: its resolver, the store, and who is calling (only
-    /// to a component that may learn it or keeps state per agent: the hot path of every
-    /// other call copies no caller).
+    /// What the host lends one call: its resolver (to a component granted the network),
+    /// the store (to one granted buckets), and who is calling (to one that may learn it
+    /// or keeps state per agent). What a component cannot use is not lent: each would
+    /// cost every call a reference count that every core writes, or a copy.
     fn services_for(&self, context: &RunContext<'_>, grants: &crate::sandbox::Grants) -> Services {
-        let stores = !grants.storage.buckets.is_empty() || !grants.storage.shared.is_empty();
+        let stores = grants.storage.grants_any();
         Services {
-            resolver: self.resolver.clone(),
-            storage: Some(context.storage.clone()),
+            resolver: (!grants.network.is_empty()).then(|| self.resolver.clone()),
+            storage: stores.then(|| context.storage.clone()),
             caller: (grants.caller || stores).then(|| context.caller.clone()),
             client: Some(context.client.clone()),
         }
