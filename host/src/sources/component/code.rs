@@ -17,10 +17,11 @@
 //! flight.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use arc_swap::ArcSwapOption;
 use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre};
 
@@ -89,7 +90,9 @@ impl Code {
 
 /// The code of a component, when resident, and when it was last used.
 pub(crate) struct Resident {
-    current: Mutex<Option<Arc<Code>>>,
+    /// Read by every call, written only when code is installed, restored or evicted: no
+    /// lock that the cores running calls would all write.
+    current: ArcSwapOption<Code>,
     /// The compile cache holds the component's optimized code, so resident code may be
     /// dropped and mapped again later.
     restorable: AtomicBool,
@@ -103,7 +106,7 @@ impl Resident {
     /// Code just loaded (and used for loading, so it counts as used now).
     pub fn new(code: Code, restorable: bool) -> Resident {
         Resident {
-            current: Mutex::new(Some(Arc::new(code))),
+            current: ArcSwapOption::from_pointee(code),
             restorable: AtomicBool::new(restorable),
             last_used: AtomicU64::new(coarse_now_ms()),
             restoring: tokio::sync::Mutex::new(()),
@@ -112,7 +115,7 @@ impl Resident {
 
     /// The resident code, if any.
     pub fn current(&self) -> Option<Arc<Code>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current.load_full()
     }
 
     /// Whether the compile cache holds the code.
@@ -131,7 +134,7 @@ impl Resident {
     where
         F: Future<Output = Result<Code, String>>,
     {
-        self.last_used.store(coarse_now_ms(), Ordering::Relaxed);
+        self.used_now();
         if let Some(code) = self.current() {
             return Ok(code);
         }
@@ -140,18 +143,28 @@ impl Resident {
             return Ok(code);
         }
         let code = Arc::new(restore().await?);
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(code.clone());
+        self.current.store(Some(code.clone()));
         // The restore's end counts as a use too: on a loaded machine mapping can take
         // longer than the idle time, and the code would leave before its call ran.
-        self.last_used.store(coarse_now_ms(), Ordering::Relaxed);
+        self.used_now();
         Ok(code)
+    }
+
+    /// Stamps the code as used now. Written only when the coarse clock moved since the
+    /// last stamp (every tick, not every call), so that calls on several cores do not
+    /// take the stamp's cache line from one another on every call.
+    fn used_now(&self) {
+        let now = coarse_now_ms();
+        if self.last_used.load(Ordering::Relaxed) != now {
+            self.last_used.store(now, Ordering::Relaxed);
+        }
     }
 
     /// Makes `code` the code of the next calls (optimized code replacing baseline code).
     pub fn install(&self, code: Code, restorable: bool) {
-        let previous = self.current.lock().unwrap_or_else(|e| e.into_inner()).replace(Arc::new(code));
+        let previous = self.current.swap(Some(Arc::new(code)));
         self.restorable.store(restorable, Ordering::Relaxed);
-        // Unmapped here, outside the lock, unless a call still holds it.
+        // Unmapped here, unless a call still holds it.
         drop(previous);
     }
 
@@ -167,8 +180,7 @@ impl Resident {
         if !self.restorable.load(Ordering::Relaxed) || !self.idle_for(idle) {
             return false;
         }
-        let evicted = self.current.lock().unwrap_or_else(|e| e.into_inner()).take();
-        evicted.is_some()
+        self.current.swap(None).is_some()
     }
 }
 
