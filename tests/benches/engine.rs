@@ -23,6 +23,8 @@
 //! the other, and a 2-core machine's load moves between them; so the two sides then also
 //! take turns, round by round, a fraction of a second each, and the median and spread of
 //! the rounds' ratios are printed: that comparison is made in the same moments.
+//! Last, where valgrind is installed, the instructions of one call of each side, which
+//! the machine's load does not move (`engine/instructions.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,6 +53,10 @@ mod bindings {
 
 use bindings::toolhost::tool::host as contract;
 use bindings::{Plugin, PluginPre};
+use instructions::Side;
+
+#[path = "engine/instructions.rs"]
+mod instructions;
 
 const GROUP: &str = "engine";
 const BARE_CALL: &str = "bare_harness_call";
@@ -176,10 +182,17 @@ fn start_epoch_clock(engine: &Engine) {
         .expect("epoch thread");
 }
 
-fn yardstick(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
-    // Cranelift's code on both sides, compiled in memory on both sides.
-    let settings = EngineSettings { tiering: Tiering::OptimizedOnly, ..EngineSettings::default() };
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime")
+}
+
+/// Cranelift's code on both sides, compiled in memory on both sides.
+fn settings() -> EngineSettings {
+    EngineSettings { tiering: Tiering::OptimizedOnly, ..EngineSettings::default() }
+}
+
+/// A host serving the `math` toolbox from a directory of its own, kept as long as the host.
+fn toolhost(rt: &tokio::runtime::Runtime, settings: &EngineSettings) -> (ToolHost, ToolsDir) {
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
     let host = rt
@@ -191,6 +204,13 @@ fn yardstick(c: &mut Criterion) {
                 .build(),
         )
         .expect("host");
+    (host, tools)
+}
+
+fn yardstick(c: &mut Criterion) {
+    let rt = runtime();
+    let settings = settings();
+    let (host, _tools) = toolhost(&rt, &settings);
     let bare = Arc::new(Bare::new(&settings));
 
     // One call of each before anything is measured, and the same answer from both.
@@ -293,12 +313,42 @@ async fn eight_tasks(host: &ToolHost, bare: &Arc<Bare>, toolhost: bool) {
 criterion_group!(benches, yardstick);
 
 fn main() {
+    if let Some((side, calls)) = instructions::asked() {
+        return calls_of_one_side(side, calls);
+    }
     let started = SystemTime::now();
     benches();
     Criterion::default().configure_from_args().final_summary();
     print_ratios(started);
     for line in TURNS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
         println!("{line}");
+    }
+    println!("{}", instructions::count());
+}
+
+/// One of the runs `instructions::count` makes under callgrind: a warm-up call and then
+/// `calls` calls of one side, on a small pool (valgrind cannot reserve the address space
+/// of the default one).
+fn calls_of_one_side(side: Side, calls: u64) {
+    let rt = runtime();
+    let settings = EngineSettings { max_instances: 4, ..settings() };
+    match side {
+        Side::Toolhost => {
+            let (host, _tools) = toolhost(&rt, &settings);
+            rt.block_on(async {
+                for _ in 0..=calls {
+                    host.call("math/add", json!({ "numbers": [1, 2] })).await.unwrap();
+                }
+            });
+        }
+        Side::Bare => {
+            let bare = Bare::new(&settings);
+            rt.block_on(async {
+                for _ in 0..=calls {
+                    bare.call(TOOL, INPUT).await;
+                }
+            });
+        }
     }
 }
 
