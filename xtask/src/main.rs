@@ -274,9 +274,23 @@ fn test(extra: &[String]) -> Result<(), String> {
     let data = target_dir().join("tmp").join("test-data");
     let _ = std::fs::remove_dir_all(&data);
     std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
-    let mut command = cargo();
-    command.args(["test", "--release", "--workspace"]).args(extra).env("TOOLHOST_DATA_DIR", &data);
-    command.env_remove("TOOLHOST_STDLIB_DIR");
+    let suite_cargo = || {
+        let mut command = cargo();
+        command.env("TOOLHOST_DATA_DIR", &data).env_remove("TOOLHOST_STDLIB_DIR");
+        command
+    };
+    if extra.is_empty() {
+        // What the suite runs, built in one go with the `toolhost` binary: `cargo test`
+        // builds a package's binary only for that package's own integration tests, so
+        // the end-to-end tests (another package) built it when the first of them needed
+        // it (`toolhost_tests::cargo_build`), and every test that needed it waited for
+        // that build, alone, after the suite's own.
+        let mut build = suite_cargo();
+        build.args(["build", "--release", "--workspace", "--lib", "--bins", "--tests", "--examples"]);
+        run(build)?;
+    }
+    let mut command = suite_cargo();
+    command.args(["test", "--release", "--workspace"]).args(extra);
     run(command)?;
     if extra.is_empty() {
         let mut examples = cargo();
