@@ -94,8 +94,9 @@ impl Components {
             engine: &engine.engine,
             label,
             limits: &manifest.limits,
+            // Listing grants nothing, so nothing is lent either.
             grants: Arc::new(Grants::default()),
-            services: Services { resolver: Some(self.resolver.clone()), storage: None, caller: None, client: None },
+            services: Services { resolver: None, storage: None, caller: None, client: None },
         };
         sandbox.list_tools(pre).await.result.map_err(|e| LoadErrorKind::ListTools(e.to_string()))
     }
