@@ -154,3 +154,25 @@ fn a_one_shot_call_loads_only_the_files_that_may_offer_its_tool() {
     assert!(String::from_utf8_lossy(&called.stdout).contains("a-b"));
     assert!(compiled_hashes(cache.path()).contains(&text_hash));
 }
+
+/// A listing makes a spare instance once it is done, so that calls do not reuse the
+/// listing's slot (`Sandbox::list_tools`). With one slot there is none to spare: the
+/// load still lists, and the tools still answer.
+#[tokio::test]
+async fn a_host_with_one_instance_slot_lists_without_a_spare_and_calls() {
+    let tools = ToolsDir::new();
+    tools.install("math", "math", "math");
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .engine_settings(EngineSettings { max_instances: 1, ..optimized_only() })
+        .compile_cache(CacheSetting::Disabled)
+        .build()
+        .await
+        .unwrap();
+    let snapshot = host.snapshot();
+    let errors: Vec<String> = snapshot.load_errors().map(ToString::to_string).collect();
+    assert!(snapshot.tools.contains_key("math/add"), "{errors:?}");
+    for _ in 0..3 {
+        assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await, Ok(json!({ "value": 3.0 })));
+    }
+}

@@ -45,6 +45,13 @@ pub(crate) struct Services {
     pub client: Option<ClientSession>,
 }
 
+impl Services {
+    /// Nothing lent: for work that is no one's call (a load's listing, a snapshot).
+    pub fn none() -> Services {
+        Services { resolver: None, storage: None, caller: None, client: None }
+    }
+}
+
 /// The outcome of one sandboxed run, with what it consumed.
 pub(crate) struct Run<T> {
     pub result: Result<T, CallError>,
@@ -69,14 +76,24 @@ trait GuestWork: Send {
     fn run(self, store: &mut Store<SandboxState>) -> impl Future<Output = wasmtime::Result<Self::Output>> + Send;
 }
 
-/// `toolbox.list-tools` of a toolbox component.
-struct ListTools<'a>(&'a PluginPre<SandboxState>);
+/// `toolbox.list-tools` of a toolbox component, and a spare instance of it made once the
+/// listing is done (see [`Sandbox::list_tools`]).
+struct ListTools<'a> {
+    pre: &'a PluginPre<SandboxState>,
+    spare: Sandbox<'a>,
+}
 
 impl GuestWork for ListTools<'_> {
-    type Output = Vec<GuestToolInfo>;
+    type Output = (Vec<GuestToolInfo>, Option<KeptStore>);
     async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
-        let plugin = self.0.instantiate_async(&mut *store).await?;
-        plugin.toolhost_tool_toolbox().call_list_tools(&mut *store).await
+        let plugin = self.pre.instantiate_async(&mut *store).await?;
+        let tools = plugin.toolhost_tool_toolbox().call_list_tools(&mut *store).await?;
+        // Made while the listing's instance still holds its slot, so it takes another.
+        let spare = match self.spare.keep_store() {
+            Ok(mut kept) => self.pre.instantiate_async(&mut kept.store).await.is_ok().then_some(kept),
+            Err(_) => None,
+        };
+        Ok((tools, spare))
     }
 }
 
@@ -128,8 +145,25 @@ pub(crate) struct Sandbox<'a> {
 
 impl Sandbox<'_> {
     /// `toolbox.list-tools` of a toolbox component, in a fresh store.
+    ///
+    /// A listing writes more of the guest's memory than most calls (every tool's
+    /// schemas), and an instance slot keeps the pages it was ever written resident, to
+    /// be reset in place after every later instance: each call in the listing's slot
+    /// would reset them again. wasmtime gives a component's next instance the slot
+    /// its last instance freed, so a spare instance, made while the listing's holds
+    /// its slot and freed after it, leaves calls a slot only instantiation wrote
+    /// (`docs/performance.md`). With no slot free for a spare, the listing goes on.
     pub async fn list_tools(self, pre: &PluginPre<SandboxState>) -> Run<Vec<GuestToolInfo>> {
-        run(self, ProgressReports::default(), ListTools(pre)).await
+        let spare = Sandbox {
+            engine: self.engine,
+            label: self.label.clone(),
+            limits: self.limits,
+            grants: self.grants.clone(),
+            services: Services::none(),
+        };
+        let Run { result, consumed } = run(self, ProgressReports::default(), ListTools { pre, spare }).await;
+        // The listing's store is gone by now; the spare's goes here, after it.
+        Run { result: result.map(|(tools, _spare)| tools), consumed }
     }
 
     /// `toolbox.call` of a toolbox component, in a fresh store, its progress reports

@@ -96,7 +96,7 @@ impl Components {
             limits: &manifest.limits,
             // Listing grants nothing, so nothing is lent either.
             grants: Arc::new(Grants::default()),
-            services: Services { resolver: None, storage: None, caller: None, client: None },
+            services: Services::none(),
         };
         sandbox.list_tools(pre).await.result.map_err(|e| LoadErrorKind::ListTools(e.to_string()))
     }

@@ -173,7 +173,7 @@ fn sandbox<'a>(engine: &'a Engine, preinit: &Preinit, limits: &'a Limits) -> San
         label: Arc::from(preinit.init_export.as_str()),
         limits,
         grants: Arc::new(Grants::default()),
-        services: Services { resolver: None, storage: None, caller: None, client: None },
+        services: Services::none(),
     }
 }
 
