@@ -77,23 +77,28 @@ trait GuestWork: Send {
 }
 
 /// `toolbox.list-tools` of a toolbox component, and a spare instance of it made once the
-/// listing is done (see [`Sandbox::list_tools`]).
+/// listing is done, by `spare_by` at the latest (see [`Sandbox::list_tools`]).
 struct ListTools<'a> {
     pre: &'a PluginPre<SandboxState>,
     spare: Sandbox<'a>,
+    spare_by: Instant,
 }
+
+/// The longest a spare instance may take: a component slow to instantiate would make
+/// its load slower by more than a spare saves its calls.
+const SPARE_TIME: Duration = Duration::from_millis(100);
 
 impl GuestWork for ListTools<'_> {
     type Output = (Vec<GuestToolInfo>, Option<KeptStore>);
     async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
         let plugin = self.pre.instantiate_async(&mut *store).await?;
         let tools = plugin.toolhost_tool_toolbox().call_list_tools(&mut *store).await?;
-        // Made while the listing's instance still holds its slot, so it takes another.
-        let spare = match self.spare.keep_store() {
-            Ok(mut kept) => self.pre.instantiate_async(&mut kept.store).await.is_ok().then_some(kept),
-            Err(_) => None,
-        };
-        Ok((tools, spare))
+        // Made while the listing's instance still holds its slot, so it takes another;
+        // never failing the listing, nor keeping it past its time.
+        let Ok(mut spare) = self.spare.keep_store() else { return Ok((tools, None)) };
+        let time = SPARE_TIME.min(self.spare_by.saturating_duration_since(Instant::now()));
+        let made = tokio::time::timeout(time, self.pre.instantiate_async(&mut spare.store)).await;
+        Ok((tools, matches!(made, Ok(Ok(_))).then_some(spare)))
     }
 }
 
@@ -154,14 +159,10 @@ impl Sandbox<'_> {
     /// its slot and freed after it, leaves calls a slot only instantiation wrote
     /// (`docs/performance.md`). With no slot free for a spare, the listing goes on.
     pub async fn list_tools(self, pre: &PluginPre<SandboxState>) -> Run<Vec<GuestToolInfo>> {
-        let spare = Sandbox {
-            engine: self.engine,
-            label: self.label.clone(),
-            limits: self.limits,
-            grants: self.grants.clone(),
-            services: Services::none(),
-        };
-        let Run { result, consumed } = run(self, ProgressReports::default(), ListTools { pre, spare }).await;
+        let (engine, label, limits, grants) = (self.engine, self.label.clone(), self.limits, self.grants.clone());
+        let spare = Sandbox { engine, label, limits, grants, services: Services::none() };
+        let listing = ListTools { pre, spare, spare_by: Instant::now() + limits.timeout };
+        let Run { result, consumed } = run(self, ProgressReports::default(), listing).await;
         // The listing's store is gone by now; the spare's goes here, after it.
         Run { result: result.map(|(tools, _spare)| tools), consumed }
     }
