@@ -176,3 +176,25 @@ async fn a_host_with_one_instance_slot_lists_without_a_spare_and_calls() {
         assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await, Ok(json!({ "value": 3.0 })));
     }
 }
+
+/// A spare instance is made inside the listing's run, within its time limit, so it gets
+/// little time of its own (`SPARE_TIME` in `sandbox/store.rs`): a component that takes
+/// 1.5 s to instantiate, under a limit of 2 s, would otherwise time its listing out with
+/// a second instantiation.
+#[tokio::test]
+async fn a_component_slow_to_instantiate_lists_within_its_limit_despite_the_spare() {
+    let tools = ToolsDir::new();
+    tools.install("slow-start", "slow", "slow");
+    tools.manifest("slow", "slow", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"2s\"\n");
+    let host = ToolHost::builder()
+        .root(tools.path())
+        .engine_settings(optimized_only())
+        .compile_cache(CacheSetting::Disabled)
+        .build()
+        .await
+        .unwrap();
+    let snapshot = host.snapshot();
+    let errors: Vec<String> = snapshot.load_errors().map(ToString::to_string).collect();
+    assert!(snapshot.tools.contains_key("slow/ping"), "{errors:?}");
+    assert_eq!(host.call("slow/ping", json!({})).await, Ok(json!("pong")));
+}

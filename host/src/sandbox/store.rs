@@ -84,8 +84,8 @@ struct ListTools<'a> {
     spare_by: Instant,
 }
 
-/// The longest a spare instance may take: a component slow to instantiate would make
-/// its load slower by more than a spare saves its calls.
+/// The longest a spare instance may take, and half the time its listing must have left
+/// for one: a component slow to instantiate must not slow or time out its listing.
 const SPARE_TIME: Duration = Duration::from_millis(100);
 
 impl GuestWork for ListTools<'_> {
@@ -93,11 +93,14 @@ impl GuestWork for ListTools<'_> {
     async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
         let plugin = self.pre.instantiate_async(&mut *store).await?;
         let tools = plugin.toolhost_tool_toolbox().call_list_tools(&mut *store).await?;
-        // Made while the listing's instance still holds its slot, so it takes another;
-        // never failing the listing, nor keeping it past its time.
-        let Ok(mut spare) = self.spare.keep_store() else { return Ok((tools, None)) };
-        let time = SPARE_TIME.min(self.spare_by.saturating_duration_since(Instant::now()));
-        let made = tokio::time::timeout(time, self.pre.instantiate_async(&mut spare.store)).await;
+        // Made while the listing's instance holds its slot, so it takes another. Its time
+        // limit stops a guest that computes (at an epoch tick), the timer one that waits.
+        if self.spare_by.saturating_duration_since(Instant::now()) < 2 * SPARE_TIME {
+            return Ok((tools, None));
+        }
+        let limits = Limits { timeout: SPARE_TIME, ..*self.spare.limits };
+        let Ok(mut spare) = (Sandbox { limits: &limits, ..self.spare }).keep_store() else { return Ok((tools, None)) };
+        let made = tokio::time::timeout(SPARE_TIME, self.pre.instantiate_async(&mut spare.store)).await;
         Ok((tools, matches!(made, Ok(Ok(_))).then_some(spare)))
     }
 }
