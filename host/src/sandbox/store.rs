@@ -100,8 +100,8 @@ impl GuestWork for ListTools<'_> {
         }
         let limits = Limits { timeout: SPARE_TIME, ..*self.spare.limits };
         let Ok(mut spare) = (Sandbox { limits: &limits, ..self.spare }).keep_store() else { return Ok((tools, None)) };
-        let made = tokio::time::timeout(SPARE_TIME, self.pre.instantiate_async(&mut spare.store)).await;
-        Ok((tools, matches!(made, Ok(Ok(_))).then_some(spare)))
+        let made = until_backstop(Instant::now() + SPARE_TIME, self.pre.instantiate_async(&mut spare.store)).await;
+        Ok((tools, matches!(made, Some(Ok(_))).then_some(spare)))
     }
 }
 
