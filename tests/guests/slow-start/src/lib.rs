@@ -1,6 +1,6 @@
-//! A toolbox whose instantiation takes 1.5 s: its `_initialize`, which
-//! the component runs as it is instantiated, waits on the clock. Loading it instantiates
-//! it to list its tools; the spare instance a listing makes must give up long before.
+//! A toolbox whose instantiation takes 1.5 s: its `_initialize`, which the component runs
+//! as it is instantiated, waits on the clock. Loading it instantiates it to list its
+//! tools; the spare instance a listing makes must give up long before.
 
 wit_bindgen::generate!({ path: "../../../wit", world: "plugin" });
 
