@@ -77,11 +77,10 @@ trait GuestWork: Send {
 }
 
 /// `toolbox.list-tools` of a toolbox component, and a spare instance of it made once the
-/// listing is done, by `spare_by` at the latest (see [`Sandbox::list_tools`]).
+/// listing is done, within the listing's time limit (see [`Sandbox::list_tools`]).
 struct ListTools<'a> {
     pre: &'a PluginPre<SandboxState>,
     spare: Sandbox<'a>,
-    spare_by: Instant,
 }
 
 /// The longest a spare instance may take, and half the time its listing must have left
@@ -91,11 +90,12 @@ const SPARE_TIME: Duration = Duration::from_millis(100);
 impl GuestWork for ListTools<'_> {
     type Output = (Vec<GuestToolInfo>, Option<KeptStore>);
     async fn run(self, store: &mut Store<SandboxState>) -> wasmtime::Result<Self::Output> {
+        let listing_deadline = Instant::now() + self.spare.limits.timeout;
         let plugin = self.pre.instantiate_async(&mut *store).await?;
         let tools = plugin.toolhost_tool_toolbox().call_list_tools(&mut *store).await?;
         // Made while the listing's instance holds its slot, so it takes another. Its time
         // limit stops a guest that computes (at an epoch tick), the timer one that waits.
-        if self.spare_by.saturating_duration_since(Instant::now()) < 2 * SPARE_TIME {
+        if listing_deadline.saturating_duration_since(Instant::now()) < 2 * SPARE_TIME {
             return Ok((tools, None));
         }
         let limits = Limits { timeout: SPARE_TIME, ..*self.spare.limits };
@@ -164,8 +164,7 @@ impl Sandbox<'_> {
     pub async fn list_tools(self, pre: &PluginPre<SandboxState>) -> Run<Vec<GuestToolInfo>> {
         let (engine, label, limits, grants) = (self.engine, self.label.clone(), self.limits, self.grants.clone());
         let spare = Sandbox { engine, label, limits, grants, services: Services::none() };
-        let listing = ListTools { pre, spare, spare_by: Instant::now() + limits.timeout };
-        let Run { result, consumed } = run(self, ProgressReports::default(), listing).await;
+        let Run { result, consumed } = run(self, ProgressReports::default(), ListTools { pre, spare }).await;
         // The listing's store is gone by now; the spare's goes here, after it.
         Run { result: result.map(|(tools, _spare)| tools), consumed }
     }
