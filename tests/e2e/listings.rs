@@ -155,6 +155,18 @@ fn a_one_shot_call_loads_only_the_files_that_may_offer_its_tool() {
     assert!(compiled_hashes(cache.path()).contains(&text_hash));
 }
 
+/// A host of `tools` without a compile cache, so that it lists every component by
+/// running it, once it offers `tool`.
+async fn listing_host(tools: &ToolsDir, engine: EngineSettings, tool: &str) -> ToolHost {
+    let host =
+        ToolHost::builder().root(tools.path()).engine_settings(engine).compile_cache(CacheSetting::Disabled).build();
+    let host = host.await.unwrap();
+    let snapshot = host.snapshot();
+    let errors: Vec<String> = snapshot.load_errors().map(ToString::to_string).collect();
+    assert!(snapshot.tools.contains_key(tool), "{errors:?}");
+    host
+}
+
 /// A listing makes a spare instance once it is done, so that calls do not reuse the
 /// listing's slot (`Sandbox::list_tools`). With one slot there is none to spare: the
 /// load still lists, and the tools still answer.
@@ -162,16 +174,7 @@ fn a_one_shot_call_loads_only_the_files_that_may_offer_its_tool() {
 async fn a_host_with_one_instance_slot_lists_without_a_spare_and_calls() {
     let tools = ToolsDir::new();
     tools.install("math", "math", "math");
-    let host = ToolHost::builder()
-        .root(tools.path())
-        .engine_settings(EngineSettings { max_instances: 1, ..optimized_only() })
-        .compile_cache(CacheSetting::Disabled)
-        .build()
-        .await
-        .unwrap();
-    let snapshot = host.snapshot();
-    let errors: Vec<String> = snapshot.load_errors().map(ToString::to_string).collect();
-    assert!(snapshot.tools.contains_key("math/add"), "{errors:?}");
+    let host = listing_host(&tools, EngineSettings { max_instances: 1, ..optimized_only() }, "math/add").await;
     for _ in 0..3 {
         assert_eq!(host.call("math/add", json!({ "numbers": [1, 2] })).await, Ok(json!({ "value": 3.0 })));
     }
@@ -186,15 +189,6 @@ async fn a_component_slow_to_instantiate_lists_within_its_limit_despite_the_spar
     let tools = ToolsDir::new();
     tools.install("slow-start", "slow", "slow");
     tools.manifest("slow", "slow", "[limits]\nfuel = 1_000_000_000_000\ntimeout = \"2s\"\n");
-    let host = ToolHost::builder()
-        .root(tools.path())
-        .engine_settings(optimized_only())
-        .compile_cache(CacheSetting::Disabled)
-        .build()
-        .await
-        .unwrap();
-    let snapshot = host.snapshot();
-    let errors: Vec<String> = snapshot.load_errors().map(ToString::to_string).collect();
-    assert!(snapshot.tools.contains_key("slow/ping"), "{errors:?}");
+    let host = listing_host(&tools, optimized_only(), "slow/ping").await;
     assert_eq!(host.call("slow/ping", json!({})).await, Ok(json!("pong")));
 }
