@@ -123,3 +123,42 @@ fn compile_fails_with_the_load_code_when_a_component_cannot_be_compiled() {
     assert_eq!(shown["errors"].as_array().unwrap().len(), 1, "{shown}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("junk.wasm"));
 }
+
+#[test]
+fn a_one_shot_command_compiles_with_cranelift_for_its_cache_and_with_winch_without_one() {
+    let math = toolhost_tests::component("math");
+    let math = math.to_str().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+
+    // With a cache: Cranelift's code, which the cache keeps for the next run.
+    let first = stdout_json(&toolhost(&["--cache-dir", cache_dir, "inspect", math], None));
+    assert_eq!((&first["tier"], &first["from_compile_cache"]), (&json!("optimized"), &json!(false)), "{first}");
+    assert_eq!(cwasm_count(cache.path()), 1);
+    let second = stdout_json(&toolhost(&["--cache-dir", cache_dir, "inspect", math], None));
+    assert_eq!((&second["tier"], &second["from_compile_cache"]), (&json!("optimized"), &json!(true)), "{second}");
+
+    // Without one, nothing outlives the command: Winch's code, made soonest.
+    let uncached = stdout_json(&toolhost(&["--no-cache", "inspect", math], None));
+    assert_eq!((&uncached["tier"], &uncached["from_compile_cache"]), (&json!("baseline"), &json!(false)), "{uncached}");
+    let tools = ToolsDir::with_examples();
+    let root = tools.path().to_str().unwrap();
+    let called = toolhost(&["--no-cache", "call", root, "math/add", "--input", r#"{"numbers":[1,2]}"#], None);
+    assert!(called.status.success(), "{}", String::from_utf8_lossy(&called.stderr));
+    assert_eq!(stdout_json(&called), json!({ "value": 3.0 }));
+}
+
+#[test]
+fn compile_fills_its_directory_with_cranelift_code_under_no_cache_too() {
+    let tools = ToolsDir::with_examples();
+    let into = tempfile::tempdir().unwrap();
+    let args =
+        ["--no-cache", "compile", "--root", tools.path().to_str().unwrap(), "--into", into.path().to_str().unwrap()];
+    let output = toolhost(&args, None);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let shown = stdout_json(&output);
+    let components = shown["components"].as_array().unwrap();
+    assert_eq!(components.len(), 3, "{shown}");
+    assert!(components.iter().all(|component| component["written"] == json!(true)), "{shown}");
+    assert_eq!(cwasm_count(into.path()), 3);
+}

@@ -43,7 +43,7 @@ struct Cli {
     /// $XDG_CACHE_HOME/toolhost or ~/.cache/toolhost].
     #[arg(long, global = true, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Compile every component, reading and writing no compile cache.
+    /// Compile every component, reading and writing no compile cache (one-shot commands: with Winch).
     #[arg(long, global = true)]
     no_cache: bool,
     /// The agent id calls are made as, checked against the configuration's policy.

@@ -56,9 +56,10 @@ const QUIET_LOAD: std::time::Duration = std::time::Duration::from_secs(1);
 static LOADING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// Shows compilation progress on a terminal: a load that takes over a second says which
-/// files it is compiling, then each compiled one as it finishes (cached loads are too
-/// quick to mention).
-pub fn print_progress(progress: LoadProgress) {
+/// files it is compiling, and whether a compile cache (`cached`) keeps the code for the
+/// next start, then each compiled one as it finishes (cached loads are too quick to
+/// mention).
+pub fn print_progress(progress: LoadProgress, cached: bool) {
     let loading = || LOADING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     match progress {
         LoadProgress::Started { paths, .. } if !paths.is_empty() => {
@@ -69,10 +70,11 @@ pub fn print_progress(progress: LoadProgress) {
                 if !pending.is_empty() {
                     let names: Vec<String> =
                         pending.iter().map(|p| Escaped(&p.display().to_string()).to_string()).collect();
-                    eprintln!(
-                        "compiling {} (first use; the compile cache keeps the code for the next start)",
-                        names.join(", ")
-                    );
+                    let why = match cached {
+                        true => "first use; the compile cache keeps the code for the next start",
+                        false => "no compile cache: every start compiles",
+                    };
+                    eprintln!("compiling {} ({why})", names.join(", "));
                 }
             });
         }

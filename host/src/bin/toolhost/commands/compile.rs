@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
-use toolhost::{CacheSetting, HostConfig, exit};
+use toolhost::{HostConfig, exit};
 
 use super::{HostOptions, Lifetime};
 use crate::output::{fail, print_json};
@@ -23,11 +23,10 @@ pub struct Args {
 /// not started (they have no code to compile).
 pub async fn run(options: &HostOptions, args: Args) -> anyhow::Result<ExitCode> {
     let config = HostConfig { precompiled: None, upstreams: Vec::new(), ..options.config()? };
-    let host = options
-        .builder_from(config, args.dir, Lifetime::OneShot)
-        .compile_cache(CacheSetting::Dir(args.into.clone()))
-        .build()
-        .await?;
+    // INTO is the compile cache, whatever `--cache-dir` or `--no-cache` say: a one-shot
+    // host with a cache compiles with Cranelift, whose code is what INTO must hold.
+    let options = HostOptions { cache_dir: Some(args.into.clone()), no_cache: false, ..options.clone() };
+    let host = options.builder_from(config, args.dir, Lifetime::OneShot).build().await?;
     let Some(engine_dir) = host.compile_cache_dir() else {
         anyhow::bail!("{} cannot hold a compile cache (the log says why; --log warn shows it)", args.into.display());
     };
