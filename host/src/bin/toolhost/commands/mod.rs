@@ -96,8 +96,8 @@ impl HostOptions {
 
 /// The compiler of a command that exits after one answer. With a compile cache, Cranelift
 /// at once: its code is what the cache keeps, so the next run starts from it. Without
-/// one, nothing outlives the command, and Winch makes the code soonest (the 18 MB Python
-/// component: about 1 s against 6 s; Cranelift still compiles what Winch cannot).
+/// one, nothing outlives the command, and Winch makes the code soonest (a first call of
+/// the 18 MB Python component: 0.8 s against 8.4 s; Cranelift compiles what Winch cannot).
 fn one_shot_tiering(cached: bool) -> Tiering {
     if cached { Tiering::OptimizedOnly } else { Tiering::BaselineOnly }
 }
