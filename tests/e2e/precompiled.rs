@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
-use toolhost_tests::{ToolsDir, toolhost_bin};
+use toolhost_tests::{ToolsDir, component, toolhost_bin};
 
 fn toolhost(args: &[&str], config: Option<&Path>) -> Output {
     let mut command = Command::new(toolhost_bin());
@@ -126,7 +126,7 @@ fn compile_fails_with_the_load_code_when_a_component_cannot_be_compiled() {
 
 #[test]
 fn a_one_shot_command_compiles_with_cranelift_for_its_cache_and_with_winch_without_one() {
-    let math = toolhost_tests::component("math");
+    let math = component("math");
     let math = math.to_str().unwrap();
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
