@@ -26,13 +26,13 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::ToolHost;
-use super::report::{CallOptions, CallReport, Recorder, ToolCall};
-use crate::client::{ClientSession, ClientUse};
+use super::report::{CallOptions, CallReport, Recorder, ToolCall, Usage};
+use crate::client::ClientSession;
 use crate::error::{CallError, Violation};
 use crate::names::NameForm;
 use crate::policy::{ApprovalRecord, Caller, Permit};
 use crate::registry::ToolEntry;
-use crate::sandbox::{CapturedOutput, DeniedRequest};
+use crate::sandbox::DeniedRequest;
 use crate::schema::{ArgumentShape, WRAPPED_INPUT, nesting_violation};
 use crate::sources::{Produced, RunContext};
 
@@ -46,15 +46,21 @@ impl ToolHost {
     /// name (`math__add`, `math.add`). Under an exported name the input is the
     /// arguments object a consumer of [`ToolHost::export`] sends: for a tool whose input
     /// travels wrapped ([`ArgumentShape::Wrapped`]), the tool gets its `input` property.
-    // Each entry point goes straight to `call_with`: every `async` layer between them
-    // would copy the call's future once more.
+    // Each entry point goes straight to `call_recorded`: every `async` layer between
+    // them would copy the call's future once more.
     pub async fn call(&self, name: &str, input: Value) -> Result<Value, CallError> {
-        self.call_with(&LOCAL, name, input, &CallOptions::default()).await.outcome
+        self.call_recorded(&LOCAL, name, input, &CallOptions::default(), |recorder, outcome, usage| {
+            recorder.finish_unreported(outcome, usage)
+        })
+        .await
     }
 
     /// Calls a tool on behalf of `caller` and returns its validated output.
     pub async fn call_as(&self, caller: &Caller, name: &str, input: Value) -> Result<Value, CallError> {
-        self.call_with(caller, name, input, &CallOptions::default()).await.outcome
+        self.call_recorded(caller, name, input, &CallOptions::default(), |recorder, outcome, usage| {
+            recorder.finish_unreported(outcome, usage)
+        })
+        .await
     }
 
     /// Calls a tool as the local caller and reports everything about the call.
@@ -80,6 +86,20 @@ impl ToolHost {
     /// Calls a tool on behalf of `caller` with a call's own approver and progress sink,
     /// and reports everything about the call (see [`ToolHost::call_detailed_as`]).
     pub async fn call_with(&self, caller: &Caller, name: &str, input: Value, options: &CallOptions) -> CallReport {
+        self.call_recorded(caller, name, input, options, |recorder, outcome, usage| recorder.finish(outcome, usage))
+            .await
+    }
+
+    /// The call, recorded as it ends by `finish`: with its report, or with its outcome
+    /// alone ([`Recorder::finish_unreported`]).
+    async fn call_recorded<T>(
+        &self,
+        caller: &Caller,
+        name: &str,
+        input: Value,
+        options: &CallOptions,
+        finish: impl for<'r> FnOnce(Recorder<'r>, Result<Value, CallError>, Usage) -> T,
+    ) -> T {
         // The call's log target is named, not its module's path: operators filter on it.
         let span = tracing::info_span!(
             target: "toolhost::call",
@@ -90,32 +110,29 @@ impl ToolHost {
             request_id = options.call_id.as_deref(),
             outcome = tracing::field::Empty,
         );
-        let mut recorder = Recorder::start(self, span.clone(), caller, options.call_id.clone(), name);
+        // Declared before the recorder, which borrows the tool's entry from it: the
+        // recorder, dropped first, records a call dropped while it runs.
+        let snapshot;
+        let mut recorder = Recorder::start(self, span.clone(), caller, options.call_id.as_deref(), name);
         // While a server starts, a tool not loaded yet is waited for, not "not found".
         self.first_load.wait_for(name).await;
-        let snapshot = self.snapshot.load_full();
+        snapshot = self.snapshot.load_full();
         let resolved = match self.resolve_for(&snapshot, caller, name) {
             Ok(resolved) => resolved,
             Err(unseen) => {
-                let report = recorder.report();
                 if let Some((tool, reason)) = unseen.hidden {
-                    report.tool = Some(tool);
-                    report.hidden_because = Some(reason);
+                    recorder.hidden(tool, reason);
                 }
-                report.outcome = Err(unseen.error);
-                return recorder.finish();
+                return finish(recorder, Err(unseen.error), Usage::default());
             }
         };
-        recorder.report().answered_by(resolved.0);
+        recorder.answered_by(resolved.0);
         // Boxed: the run's future is most of the call's, and each of the caller's `async`
         // layers would copy it whole (`ToolHost::call`'s future was 2,888 bytes; boxed
         // here, with the entry points calling this directly, it is 1,264).
         let (outcome, usage) =
             Box::pin(self.run_tool(caller, resolved, input, options, recorder.input_bytes()).instrument(span)).await;
-        let report = recorder.report();
-        report.outcome = outcome;
-        usage.into_report(report);
-        recorder.finish()
+        finish(recorder, outcome, usage)
     }
 
     /// Runs calls concurrently (bounded by the host's concurrency limit) and returns one
@@ -242,42 +259,6 @@ fn with_refusals(error: CallError, denied: &[DeniedRequest]) -> CallError {
             CallError::Trap { tool, message: message + &refused, backtrace }
         }
         other => other,
-    }
-}
-
-/// What a call that reached its tool used, for its report.
-#[derive(Default)]
-struct Usage {
-    fuel_consumed: u64,
-    output_bytes: u64,
-    captured: CapturedOutput,
-    denied_requests: Vec<DeniedRequest>,
-    approval: Option<ApprovalRecord>,
-    client: ClientUse,
-}
-
-impl Usage {
-    fn into_report(self, report: &mut CallReport) {
-        report.content = self.client.content;
-        report.client_requests = self.client.requests;
-        report.client_requests_over = self.client.requests_over;
-        report.client_log_lines = self.client.log_lines;
-        report.fuel_consumed = self.fuel_consumed;
-        report.output_bytes = self.output_bytes;
-        report.captured = self.captured;
-        report.denied_requests = self.denied_requests;
-        report.approval = self.approval;
-    }
-}
-
-impl CallReport {
-    /// The report names the tool that answers, and how.
-    fn answered_by(&mut self, entry: &ToolEntry) {
-        self.tool = Some(entry.full_name.clone());
-        self.component_hash = entry.source.hash().map(str::to_owned);
-        self.source = Some(entry.source.kind());
-        self.upstream = entry.source.upstream().map(str::to_owned);
-        self.output_form = entry.def().output_form();
     }
 }
 

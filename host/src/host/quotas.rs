@@ -288,9 +288,8 @@ impl ToolHost {
         let error = self.quota_refusal(caller, &entry).await?;
         let span = tracing::info_span!(target: "toolhost::call", "tool_call", agent = %caller.agent, tool = name);
         let mut recorder = super::report::Recorder::start(self, span, caller, None, name);
-        recorder.report().tool = Some(entry.full_name.clone());
-        recorder.report().outcome = Err(error.clone());
-        recorder.finish();
+        recorder.answered_by(&entry);
+        recorder.finish(Err(error.clone()), super::report::Usage::default());
         Some(error)
     }
 }

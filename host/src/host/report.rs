@@ -7,11 +7,12 @@ use serde_json::{Value, json};
 
 use super::ToolHost;
 use super::audit::CallRecord;
-use crate::client::{ClientHook, ClientRequest};
+use crate::client::{ClientHook, ClientRequest, ClientUse};
 use crate::content::Content;
 use crate::error::CallError;
 use crate::policy::{ApprovalHook, ApprovalRecord, Caller};
 use crate::progress::ProgressHook;
+use crate::registry::ToolEntry;
 use crate::sandbox::{CapturedOutput, DeniedRequest};
 use crate::tool::{OutputForm, SourceKind};
 
@@ -207,35 +208,62 @@ impl CallReport {
     }
 }
 
+/// What a call that reached its tool used, for its report.
+#[derive(Default)]
+pub(super) struct Usage {
+    pub fuel_consumed: u64,
+    pub output_bytes: u64,
+    pub captured: CapturedOutput,
+    pub denied_requests: Vec<DeniedRequest>,
+    pub approval: Option<ApprovalRecord>,
+    pub client: ClientUse,
+}
+
 /// Records the call when it ends, and also when its future is dropped first: in the
-/// audit log, the metrics and the call's `tool_call` span.
-pub(super) struct Recorder<'h> {
-    host: &'h ToolHost,
+/// call's `tool_call` span, the metrics and the audit log.
+///
+/// It holds what the report is made of, borrowed, and makes the [`CallReport`] only
+/// when the call ends and someone reads it: the caller that asked for it, the metrics
+/// or the audit log. A call whose caller takes only the output, on a host that keeps
+/// neither, makes none (`docs/performance.md`).
+pub(super) struct Recorder<'c> {
+    host: &'c ToolHost,
     span: tracing::Span,
     /// The call's one reading of the clock at its start: its wall-clock time, needed
     /// only by an audit record, is derived from it when one is written.
     started: Instant,
-    /// Taken when the call ends.
-    report: Option<CallReport>,
+    caller: &'c Caller,
+    call_id: Option<&'c str>,
+    requested: &'c str,
+    /// The tool that answers, once it is found.
+    tool: Option<&'c ToolEntry>,
+    /// The tool the name meant, hidden from the caller, and why.
+    hidden: Option<(String, String)>,
     /// Set by the tool's source before it runs (`RunContext::input_bytes`).
     input_bytes: AtomicU64,
+    ended: bool,
 }
 
-impl<'h> Recorder<'h> {
-    /// The recorder of a call of `name` by `caller`, started now.
+impl<'c> Recorder<'c> {
+    /// The recorder of a call of `requested` by `caller`, started now.
     pub fn start(
-        host: &'h ToolHost,
+        host: &'c ToolHost,
         span: tracing::Span,
-        caller: &Caller,
-        call_id: Option<String>,
-        name: &str,
+        caller: &'c Caller,
+        call_id: Option<&'c str>,
+        requested: &'c str,
     ) -> Self {
         Recorder {
             host,
             span,
             started: Instant::now(),
-            report: Some(CallReport::new(caller.clone(), call_id, name.to_owned())),
+            caller,
+            call_id,
+            requested,
+            tool: None,
+            hidden: None,
             input_bytes: AtomicU64::new(0),
+            ended: false,
         }
     }
 
@@ -244,41 +272,107 @@ impl<'h> Recorder<'h> {
         &self.input_bytes
     }
 
-    /// The report being filled.
-    pub fn report(&mut self) -> &mut CallReport {
-        self.report.as_mut().expect("the report is taken only when the call ends")
+    /// The tool that answers the call.
+    pub fn answered_by(&mut self, entry: &'c ToolEntry) {
+        self.tool = Some(entry);
+    }
+
+    /// The tool the name meant is hidden from the caller, for `reason`.
+    pub fn hidden(&mut self, tool: String, reason: String) {
+        self.hidden = Some((tool, reason));
     }
 
     /// Records the call as it ended, and returns its report.
-    pub fn finish(mut self) -> CallReport {
-        let report = self.report.take().expect("a call ends once");
-        self.record(report)
+    pub fn finish(mut self, outcome: Result<Value, CallError>, usage: Usage) -> CallReport {
+        let duration = self.end(&outcome, usage.fuel_consumed);
+        let report = self.report(outcome, usage, duration);
+        self.keep(&report);
+        report
     }
 
-    fn record(&self, mut report: CallReport) -> CallReport {
-        report.duration = self.started.elapsed();
-        report.input_bytes = self.input_bytes.load(Ordering::Relaxed);
-        let outcome = report.outcome.as_ref().map_or_else(|e| e.kind().as_str(), |_| "ok");
-        self.span.record("outcome", outcome);
-        tracing::info!(target: "toolhost::call", parent: &self.span, duration_us = report.duration.as_micros() as u64, fuel = report.fuel_consumed, "call finished");
+    /// Records the call as it ended, and returns its outcome: its report is made only
+    /// where the host keeps it.
+    pub fn finish_unreported(mut self, outcome: Result<Value, CallError>, usage: Usage) -> Result<Value, CallError> {
+        let duration = self.end(&outcome, usage.fuel_consumed);
+        if !self.host.keeps_reports() {
+            return outcome;
+        }
+        let report = self.report(outcome, usage, duration);
+        self.keep(&report);
+        report.outcome
+    }
+
+    /// The call's end in its span and the log; its duration.
+    fn end(&mut self, outcome: &Result<Value, CallError>, fuel: u64) -> Duration {
+        self.ended = true;
+        let duration = self.started.elapsed();
+        let kind = outcome.as_ref().map_or_else(|e| e.kind().as_str(), |_| "ok");
+        self.span.record("outcome", kind);
+        tracing::info!(target: "toolhost::call", parent: &self.span, duration_us = duration.as_micros() as u64, fuel, "call finished");
+        duration
+    }
+
+    /// The report in the metrics and the audit log, where the host keeps them.
+    fn keep(&self, report: &CallReport) {
         if let Some(metrics) = &self.host.metrics {
-            metrics.record_call(&report);
+            metrics.record_call(report);
         }
         if self.host.audit.is_active() {
             let started_at = SystemTime::now().checked_sub(report.duration).unwrap_or(UNIX_EPOCH);
             self.host.audit.record(report.audit_record(started_at));
         }
+    }
+
+    fn report(&mut self, outcome: Result<Value, CallError>, usage: Usage, duration: Duration) -> CallReport {
+        let mut report =
+            CallReport::new(self.caller.clone(), self.call_id.map(str::to_owned), self.requested.to_owned());
+        if let Some(entry) = self.tool {
+            report.tool = Some(entry.full_name.clone());
+            report.component_hash = entry.source.hash().map(str::to_owned);
+            report.source = Some(entry.source.kind());
+            report.upstream = entry.source.upstream().map(str::to_owned);
+            report.output_form = entry.def().output_form();
+        }
+        if let Some((tool, reason)) = self.hidden.take() {
+            report.tool = Some(tool);
+            report.hidden_because = Some(reason);
+        }
+        report.outcome = outcome;
+        report.duration = duration;
+        report.input_bytes = self.input_bytes.load(Ordering::Relaxed);
+        report.content = usage.client.content;
+        report.client_requests = usage.client.requests;
+        report.client_requests_over = usage.client.requests_over;
+        report.client_log_lines = usage.client.log_lines;
+        report.fuel_consumed = usage.fuel_consumed;
+        report.output_bytes = usage.output_bytes;
+        report.captured = usage.captured;
+        report.denied_requests = usage.denied_requests;
+        report.approval = usage.approval;
         report
+    }
+}
+
+impl ToolHost {
+    /// Whether anything keeps a call's report beyond its caller: the metrics, the audit
+    /// log.
+    fn keeps_reports(&self) -> bool {
+        self.metrics.is_some() || self.audit.is_active()
     }
 }
 
 impl Drop for Recorder<'_> {
     fn drop(&mut self) {
-        if let Some(mut report) = self.report.take() {
-            let tool = report.tool.clone().unwrap_or_else(|| report.requested.clone());
-            report.outcome = Err(CallError::Cancelled { tool });
-            tracing::debug!(target: "toolhost::call", caller = %report.caller, tool = ?report.tool, "call cancelled");
-            self.record(report);
+        if self.ended {
+            return;
+        }
+        let tool = self.tool.map_or(self.requested, |entry| entry.full_name.as_str()).to_owned();
+        tracing::debug!(target: "toolhost::call", caller = %self.caller, tool = ?tool, "call cancelled");
+        let outcome = Err(CallError::Cancelled { tool });
+        let duration = self.end(&outcome, 0);
+        if self.host.keeps_reports() {
+            let report = self.report(outcome, Usage::default(), duration);
+            self.keep(&report);
         }
     }
 }
