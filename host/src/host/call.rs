@@ -100,16 +100,7 @@ impl ToolHost {
         options: &CallOptions,
         finish: impl for<'r> FnOnce(Recorder<'r>, Result<Value, CallError>, Usage) -> T,
     ) -> T {
-        // The call's log target is named, not its module's path: operators filter on it.
-        let span = tracing::info_span!(
-            target: "toolhost::call",
-            "tool_call",
-            agent = %caller.agent,
-            session = caller.conversation(),
-            tool = name,
-            request_id = options.call_id.as_deref(),
-            outcome = tracing::field::Empty,
-        );
+        let span = call_span(caller, name, options.call_id.as_deref());
         // Declared before the recorder, which borrows the tool's entry from it: the
         // recorder, dropped first, records a call dropped while it runs.
         let snapshot;
@@ -235,6 +226,27 @@ impl ToolHost {
             .map_err(|violations| CallError::InputInvalid { tool: entry.full_name.clone(), violations })?;
         Ok(input)
     }
+}
+
+/// The call's `tool_call` span, made only where a subscriber takes it. Without one,
+/// `tracing`'s `log` feature (which `oci-client` switches on) would still hand the span
+/// to the `log` crate as it is made, entered, left, recorded and dropped: several
+/// hundred instructions a call that no one reads (`docs/performance.md`). The call's
+/// `call finished` event reaches `log` either way.
+fn call_span(caller: &Caller, name: &str, call_id: Option<&str>) -> tracing::Span {
+    if !tracing::enabled!(target: "toolhost::call", tracing::Level::INFO) {
+        return tracing::Span::none();
+    }
+    // The call's log target is named, not its module's path: operators filter on it.
+    tracing::info_span!(
+        target: "toolhost::call",
+        "tool_call",
+        agent = %caller.agent,
+        session = caller.conversation(),
+        tool = name,
+        request_id = call_id,
+        outcome = tracing::field::Empty,
+    )
 }
 
 /// How many refused requests a failure names; the report holds them all.
