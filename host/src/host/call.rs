@@ -161,7 +161,7 @@ impl ToolHost {
         };
         let tool = Arc::from(entry.full_name.as_str());
         let client = ClientSession::new(options.client.clone(), powers, tool, entry.def().limits.max_output);
-        let Ok(_slot) = self.call_slots.acquire().await else {
+        let Some(_slot) = self.call_slot().await else {
             let error = CallError::Host { tool: entry.full_name.clone(), message: "the host is shutting down".into() };
             return (Err(error), Usage::default());
         };
@@ -198,6 +198,19 @@ impl ToolHost {
             usage.client.content.clear();
         }
         (outcome.map_err(|error| with_refusals(error, &usage.denied_requests)), usage)
+    }
+
+    /// A place among the calls the host runs at once; `None` once it shuts down. Taken
+    /// without a future when one is free, as it is for most calls: the semaphore's
+    /// `acquire` future costs every call its polling and the runtime's budget, and a
+    /// free permit means no call is queued for it (tokio hands released permits to the
+    /// queue first).
+    async fn call_slot(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        match self.call_slots.try_acquire() {
+            Ok(slot) => Some(slot),
+            Err(tokio::sync::TryAcquireError::NoPermits) => self.call_slots.acquire().await.ok(),
+            Err(tokio::sync::TryAcquireError::Closed) => None,
+        }
     }
 
     /// The tool's input, once it passed every check before the run: its form, its
