@@ -323,6 +323,7 @@ impl<'c> Recorder<'c> {
         }
     }
 
+    /// The call's report: the parts held, the tool that answered, and how the call ended.
     fn report(&mut self, outcome: Result<Value, CallError>, usage: Usage, duration: Duration) -> CallReport {
         let mut report =
             CallReport::new(self.caller.clone(), self.call_id.map(str::to_owned), self.requested.to_owned());
