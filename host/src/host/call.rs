@@ -49,18 +49,12 @@ impl ToolHost {
     // Each entry point goes straight to `call_recorded`: every `async` layer between
     // them would copy the call's future once more.
     pub async fn call(&self, name: &str, input: Value) -> Result<Value, CallError> {
-        self.call_recorded(&LOCAL, name, input, &CallOptions::default(), |recorder, outcome, usage| {
-            recorder.finish_unreported(outcome, usage)
-        })
-        .await
+        self.call_recorded(&LOCAL, name, input, &CallOptions::default(), outcome_only).await
     }
 
     /// Calls a tool on behalf of `caller` and returns its validated output.
     pub async fn call_as(&self, caller: &Caller, name: &str, input: Value) -> Result<Value, CallError> {
-        self.call_recorded(caller, name, input, &CallOptions::default(), |recorder, outcome, usage| {
-            recorder.finish_unreported(outcome, usage)
-        })
-        .await
+        self.call_recorded(caller, name, input, &CallOptions::default(), outcome_only).await
     }
 
     /// Calls a tool as the local caller and reports everything about the call.
@@ -239,6 +233,12 @@ impl ToolHost {
             .map_err(|violations| CallError::InputInvalid { tool: entry.full_name.clone(), violations })?;
         Ok(input)
     }
+}
+
+/// The end of a call whose caller takes its outcome alone (`call`, `call_as`): one
+/// function for both, so that the pipeline is compiled once for them.
+fn outcome_only(recorder: Recorder<'_>, outcome: Result<Value, CallError>, usage: Usage) -> Result<Value, CallError> {
+    recorder.finish_unreported(outcome, usage)
 }
 
 /// The call's `tool_call` span, made only where a subscriber takes it. Without one,
