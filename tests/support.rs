@@ -10,6 +10,9 @@ use tempfile::TempDir;
 #[path = "support/wire.rs"]
 pub mod wire;
 
+#[path = "../xtask/src/test_programs.rs"]
+pub mod test_programs;
+
 // The tests and benchmarks run on the allocator the `toolhost` binary runs on.
 toolhost::use_host_allocator!();
 
@@ -398,43 +401,12 @@ fn toolchains_dir() -> PathBuf {
     toolchains
 }
 
-/// Runs `command` to completion, failing the test with its output if it fails.
-fn run_to_success(command: &mut Command) {
-    let output = command.output().unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-/// A directory `<target>/toolchains/NAME` with the npm package `requirement` (and its
-/// dependencies) under `node_modules`, installed from the npm registry on first use and
-/// reused afterwards: a marker file records a finished install, and a file lock keeps
-/// parallel tests and test processes from installing at once.
-pub fn npm_package(name: &str, requirement: &str) -> PathBuf {
-    let toolchains = toolchains_dir();
-    let dir = toolchains.join(name);
-    let marker = dir.join(".toolhost-installed");
-    let ready = || std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == requirement);
-    if !ready() {
-        let lock = std::fs::File::create(toolchains.join(format!("{name}.lock"))).expect("create the lock file");
-        lock.lock().expect("lock the lock file");
-        if !ready() {
-            std::fs::create_dir_all(&dir).expect("create the package dir");
-            std::fs::write(dir.join("package.json"), "{\"private\": true, \"type\": \"module\"}\n")
-                .expect("write package.json");
-            run_to_success(
-                Command::new("npm")
-                    .args(["install", "--no-audit", "--no-fund", "--loglevel=error", requirement])
-                    .current_dir(&dir),
-            );
-            std::fs::write(&marker, requirement).expect("write the marker");
-        }
-    }
-    dir
+/// `<target>/toolchains/<package.dir>` with `package` (and its dependencies) under
+/// `node_modules`, installed from the npm registry on first use and reused afterwards
+/// (`xtask/src/test_programs.rs`; `cargo xtask test` installs them all before the
+/// suite runs).
+pub fn npm_package(package: &test_programs::NpmPackage) -> PathBuf {
+    test_programs::npm_package(&toolchains_dir(), package).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A directory holding the official MCP TypeScript SDK (`@modelcontextprotocol/sdk`
@@ -444,7 +416,7 @@ pub fn mcp_typescript_client() -> PathBuf {
     static CLIENT: OnceLock<PathBuf> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            let dir = npm_package("ts-mcp", "@modelcontextprotocol/sdk@^1.32");
+            let dir = npm_package(&test_programs::MCP_TYPESCRIPT_SDK);
             let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs");
             std::fs::copy(&script, dir.join("client.mjs")).expect("copy client.mjs");
             dir
@@ -544,51 +516,11 @@ pub fn python_sandbox(writes: &[&Path]) -> String {
 }
 
 /// The Python interpreter of a virtual environment holding the official MCP Python SDK
-/// (`mcp` 2.x), at `<target>/toolchains/mcp-venv`. Created on first use (`python3 -m
-/// venv`, then pip from PyPI; `$TOOLHOST_PYTHON` names another base interpreter) and
-/// reused afterwards: a marker file records a finished install, and a file lock keeps
-/// parallel tests and test processes from installing at once.
+/// (`mcp` 2.x) and the tests' other Python packages, at `<target>/toolchains/mcp-venv`:
+/// made on first use and reused afterwards (`xtask/src/test_programs.rs`).
 pub fn mcp_python() -> PathBuf {
-    /// The official MCP SDK, the Prometheus client whose parser reads `/metrics`,
-    /// `cryptography`, which makes cosign-style keys and signatures, `bcrypt`, which
-    /// makes the test registry's password file, the offline Kubernetes schema validator
-    /// (with PyYAML) and a Dockerfile parser for `deploy/`.
-    const REQUIREMENTS: [&str; 6] = [
-        "mcp>=2.3,<3",
-        "prometheus-client>=0.20,<1",
-        "cryptography>=42",
-        "bcrypt>=4",
-        "kubernetes-validate>=1.37,<2",
-        "dockerfile-parse>=2,<3",
-    ];
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let toolchains = toolchains_dir();
-            let venv = toolchains.join("mcp-venv");
-            let python =
-                if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
-            let marker = venv.join(".toolhost-installed");
-            let wanted = REQUIREMENTS.join(" ");
-            let ready = || python.is_file() && std::fs::read_to_string(&marker).is_ok_and(|m| m.trim() == wanted);
-            if ready() {
-                return python;
-            }
-            let lock = std::fs::File::create(toolchains.join("mcp-venv.lock")).expect("create the venv lock file");
-            lock.lock().expect("lock the venv lock file");
-            if !ready() {
-                let base = std::env::var_os("TOOLHOST_PYTHON").unwrap_or_else(|| "python3".into());
-                run_to_success(Command::new(base).args(["-m", "venv"]).arg(&venv));
-                run_to_success(
-                    Command::new(&python)
-                        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-                        .args(REQUIREMENTS),
-                );
-                std::fs::write(&marker, &wanted).expect("write the venv marker");
-            }
-            python
-        })
-        .clone()
+    PYTHON.get_or_init(|| test_programs::mcp_python(&toolchains_dir()).unwrap_or_else(|e| panic!("{e}"))).clone()
 }
 
 /// Starts `command` (a `toolhost … serve --http …`) with stderr piped and waits for the

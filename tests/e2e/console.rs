@@ -325,7 +325,7 @@ fn chromium() -> PathBuf {
 fn an_operator_finds_tries_watches_and_approves_in_a_browser() {
     let console = Console::enabled();
     let browser = chromium();
-    let playwright = npm_package("playwright", "playwright-core@1.65");
+    let playwright = npm_package(&toolhost_tests::test_programs::PLAYWRIGHT);
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("console/console.mjs"), playwright.join("console.mjs"))
         .expect("copy the browser script");
 

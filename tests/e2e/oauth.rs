@@ -23,7 +23,7 @@ const CAROL_TOKEN: &str = "carol-token-0123456789abcdef";
 fn authorization_server_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = npm_package("oauth-as", "oidc-provider@9.13.3");
+        let dir = npm_package(&toolhost_tests::test_programs::OAUTH_SERVER);
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/oauth_server.mjs");
         std::fs::copy(script, dir.join("oauth_server.mjs")).expect("copy oauth_server.mjs");
         dir

@@ -599,7 +599,7 @@ fn server_everything() -> PathBuf {
 
 /// Where [`server_everything`] is installed.
 fn everything_package() -> PathBuf {
-    toolhost_tests::npm_package("mcp-everything", "@modelcontextprotocol/server-everything@2026.8.31")
+    toolhost_tests::npm_package(&toolhost_tests::test_programs::MCP_EVERYTHING)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,6 +39,7 @@ mod soak;
 mod stdlib;
 mod stdlib_crates;
 mod system_packages;
+mod test_programs;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -285,9 +286,16 @@ fn test(extra: &[String]) -> Result<(), String> {
         // the end-to-end tests (another package) built it when the first of them needed
         // it (`toolhost_tests::cargo_build`), and every test that needed it waited for
         // that build, alone, after the suite's own.
+        // Meanwhile the programs the tests run beside toolhost come from npm and PyPI:
+        // installed inside the run, they held a test thread each while they downloaded.
+        let toolchains = polyglot::toolchains_dir(&target_dir());
+        let programs = std::thread::spawn(move || test_programs::install_all(&toolchains));
         let mut build = suite_cargo();
         build.args(["build", "--release", "--workspace", "--lib", "--bins", "--tests", "--examples"]);
-        run(build)?;
+        let built = run(build);
+        let installed = programs.join().unwrap_or_else(|_| Err("installing the tests' programs panicked".to_owned()));
+        built?;
+        installed.map_err(|e| format!("the tests' programs could not be installed: {e}"))?;
     }
     let mut command = suite_cargo();
     command.args(["test", "--release", "--workspace"]).args(extra);
