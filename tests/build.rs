@@ -59,21 +59,10 @@ fn main() {
         std::process::exit(1)
     };
     guests::ensure_wasm_target().unwrap_or_else(|e| fail(e));
-    let polyglot_dir = target_dir.join("polyglot");
-    // The JavaScript, Python, C and Go tools build beside the Rust ones, not after them:
-    // their toolchains download from npm and PyPI and their builds run mostly on one
-    // core, while cargo's builds keep every core busy.
-    let (built, polyglot) = std::thread::scope(|scope| {
-        let polyglot = scope.spawn(|| {
-            let target = target_dir.parent().unwrap_or(&target_dir);
-            polyglot::build_all(&root, target, &polyglot_dir, &mut |line| eprintln!("{line}"))
-        });
-        let built = ["example-tools/Cargo.toml", "tests/guests/Cargo.toml", "stdlib/Cargo.toml"]
-            .into_iter()
-            .try_fold(PathBuf::new(), |_, workspace| guests::build_workspace(&root.join(workspace), &target_dir));
-        (built, polyglot.join().unwrap_or_else(|_| Err("the build of the polyglot tools panicked".to_owned())))
-    });
-    let built = built.unwrap_or_else(|e| fail(e));
+    let mut built = PathBuf::new();
+    for workspace in ["example-tools/Cargo.toml", "tests/guests/Cargo.toml", "stdlib/Cargo.toml"] {
+        built = guests::build_workspace(&root.join(workspace), &target_dir).unwrap_or_else(|e| fail(e));
+    }
     println!("cargo:rustc-env=TOOLHOST_GUEST_DIR={}", built.display());
     // The stdlib's crates that are installed pre-initialized, as `crate=export` pairs:
     // the tests run them as `cargo xtask stdlib` installs them (`toolhost_tests::component`).
@@ -90,7 +79,9 @@ fn main() {
     )
     .unwrap_or_else(|e| fail(e));
 
-    polyglot.unwrap_or_else(|e| {
+    let polyglot_dir = target_dir.join("polyglot");
+    let target = target_dir.parent().unwrap_or(&target_dir);
+    polyglot::build_all(&root, target, &polyglot_dir, &mut |line| eprintln!("{line}")).unwrap_or_else(|e| {
         fail(format!("building the JavaScript, Python, C and Go example tools failed (`cargo xtask build-polyglot` does the same): {e}"))
     });
     println!("cargo:rustc-env=TOOLHOST_POLYGLOT_DIR={}", polyglot_dir.display());
