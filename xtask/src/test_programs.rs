@@ -71,7 +71,12 @@ pub fn mcp_python(toolchains: &Path) -> Result<PathBuf, String> {
     let venv = toolchains.join("mcp-venv");
     let python = if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
     let wanted = PYTHON_REQUIREMENTS.join(" ");
-    once(toolchains, "mcp-venv", &venv.join(".toolhost-installed"), &wanted, || {
+    let marker = venv.join(".toolhost-installed");
+    // A venv whose interpreter is gone is made again, whatever its marker says.
+    if !python.is_file() {
+        let _ = std::fs::remove_file(&marker);
+    }
+    once(toolchains, "mcp-venv", &marker, &wanted, || {
         let base = std::env::var_os("TOOLHOST_PYTHON").unwrap_or_else(|| "python3".into());
         let mut create = Command::new(base);
         create.args(["-m", "venv"]).arg(&venv);
